@@ -1,0 +1,9 @@
+//! revisit: freshness-optimal, polite crawl rates and timetables as a timely-dataflow batch job.
+//!
+//! Layers: [`objective`] and [`solve`] are the math (no timely, no files); [`io`] reads and writes
+//! Parquet; [`job`] is the dataflow that shards hosts over workers and drives the solver's rounds.
+
+pub mod exact_sum;
+pub mod objective;
+pub mod solve;
+pub mod units;

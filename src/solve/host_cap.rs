@@ -1,0 +1,53 @@
+//! A capped host's own multiplier: theta_h >= nu with D_h(theta_h) = C_h (DESIGN §2, the local 1-D
+//! solve), found by the same search as the global multiplier, on the host's pages alone.
+
+use super::arena::Arena;
+use super::demand::demand;
+use super::multiplier::{MultiplierSearch, Next, Observation};
+
+/// The price and step share at which a host's pages are rated.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostPrice {
+    /// The host's multiplier theta_h (= nu unless capped).
+    pub price: f64,
+    /// Share of the steps sitting exactly at `price` that is taken.
+    pub fill: f64,
+    /// Whether the politeness cap binds (theta_h >= nu solves D_h = C_h).
+    pub capped: bool,
+    /// Demand at the global multiplier (with the global step share), fetches per day.
+    pub demand: f64,
+    /// Local evaluations used to find theta_h.
+    pub rounds: u32,
+}
+
+/// Prices host `h` given the global multiplier `nu` and the global step share `fill`.
+pub fn price_host(arena: &Arena, h: usize, nu: f64, fill: f64) -> HostPrice {
+    let cap = arena.cap[h];
+    let range = arena.host_pages(h);
+    let d = demand(arena, range.clone(), nu);
+    let at_nu = d.right + fill * (d.left - d.right);
+    if at_nu <= cap {
+        return HostPrice { price: nu, fill, capped: false, demand: at_nu, rounds: 0 };
+    }
+    let observe = |price: f64| {
+        let d = demand(arena, range.clone(), price);
+        Observation {
+            price,
+            right: d.right,
+            left: d.left,
+            slope: d.slope,
+            next_above: d.next_above,
+            next_below: d.next_below,
+        }
+    };
+    let (mut search, mut next) = MultiplierSearch::from_below(cap, observe(nu));
+    loop {
+        match next {
+            Next::Evaluate(price) => next = search.observe(observe(price)),
+            Next::Converged(o) => {
+                let local_fill = if o.left > o.right { ((cap - o.right) / (o.left - o.right)).clamp(0.0, 1.0) } else { 0.0 };
+                return HostPrice { price: o.price, fill: local_fill, capped: true, demand: at_nu, rounds: search.rounds() };
+            }
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! The solver core: the global multiplier, per-host caps, and rates, on plain columns.
+//!
+//! [`solve`] is the whole method (DESIGN §2); it asks its environment only for all-reduces, so the
+//! same code runs on plain slices in tests ([`reduce::Alone`]) and inside the distributed job.
+
+pub mod arena;
+pub mod demand;
+pub mod host_cap;
+pub mod kkt;
+pub mod multiplier;
+pub mod reduce;
+pub mod reference;
+pub mod spend;
+
+use serde::{Deserialize, Serialize};
+
+use crate::exact_sum::ExactSum;
+use arena::Arena;
+use demand::page_rate;
+use host_cap::{price_host, HostPrice};
+use multiplier::{MultiplierSearch, Next};
+use reduce::{AllReduce, Combine};
+
+/// The solution on one worker's pages, with the global figures every worker agrees on.
+#[derive(Clone, Debug)]
+pub struct Solution {
+    /// The global multiplier nu (0 when the bandwidth cannot all be used).
+    pub multiplier: f64,
+    /// Share of the steps at nu that is taken (binary objective with complete observations).
+    pub fill: f64,
+    /// Rounds of the global search (each one all-reduce).
+    pub rounds: u32,
+    /// Fetches per day that pages and hosts could take at price 0 (may be +inf).
+    pub max_spend: f64,
+    /// Fetches per day the rates use in total (exact sum over all workers).
+    pub bandwidth_used: f64,
+    /// Per local host: its price, share, whether capped, its demand at nu.
+    pub hosts: Vec<HostPrice>,
+    /// Per local host: its budget (sum of its pages' rates), fetches per day.
+    pub budgets: Vec<f64>,
+    /// Per local page: its crawl rate per day.
+    pub rates: Vec<f64>,
+}
+
+/// Global figures of a solve, combined across workers.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct Totals {
+    used: ExactSum,
+}
+
+impl Combine for Totals {
+    fn combine(&mut self, other: Self) {
+        self.used.merge(&other.used);
+    }
+}
+
+/// Solves for the polite optimal rates of `arena`'s pages given `bandwidth` fetches per day in total.
+///
+/// `on_round(round, price, relative_gap)` is called after every global round (for progress reports).
+pub fn solve<R: AllReduce>(
+    arena: &Arena,
+    bandwidth: f64,
+    reduce: &mut R,
+    mut on_round: impl FnMut(u32, f64, f64),
+) -> Solution {
+    let pre = reduce.all_reduce(spend::prelude(arena));
+    let max_spend = pre.max_spend.value();
+    let (mut search, mut next) = MultiplierSearch::new(bandwidth, max_spend, pre.guess(bandwidth));
+    let (multiplier, fill) = loop {
+        match next {
+            Next::Evaluate(price) => {
+                let total = reduce.all_reduce(spend::spend_partial(arena, price));
+                let o = total.observation();
+                on_round(search.rounds() + 1, price, (o.right - bandwidth) / bandwidth);
+                next = search.observe(o);
+                if let Next::Converged(_) = next {
+                    break (price, total.tie_fill(bandwidth));
+                }
+            }
+            Next::Converged(o) => break (o.price, 1.0), // price 0: every page at its largest rate
+        }
+    };
+    let hosts: Vec<HostPrice> = (0..arena.hosts()).map(|h| price_host(arena, h, multiplier, fill)).collect();
+    let mut rates = Vec::with_capacity(arena.pages());
+    let mut budgets = Vec::with_capacity(arena.hosts());
+    let mut used = ExactSum::new();
+    for (h, hp) in hosts.iter().enumerate() {
+        let mut budget = 0.0;
+        for i in arena.host_pages(h) {
+            let r = page_rate(arena, i, hp.price, hp.fill);
+            rates.push(r);
+            budget += r;
+            used.add(r);
+        }
+        budgets.push(budget);
+    }
+    let totals = reduce.all_reduce(Totals { used });
+    Solution {
+        multiplier,
+        fill,
+        rounds: search.rounds(),
+        max_spend,
+        bandwidth_used: totals.used.value(),
+        hosts,
+        budgets,
+        rates,
+    }
+}
+
+#[cfg(test)]
+mod tests;

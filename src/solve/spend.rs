@@ -1,0 +1,173 @@
+//! Total spend at a price, sum_h min(C_h, D_h(price)), as a partial over one worker's hosts.
+//!
+//! No per-host precomputation is needed (DESIGN §2): a host spends its demand or its cap, whichever
+//! is smaller, and only uncapped hosts contribute to the slope.
+
+use serde::{Deserialize, Serialize};
+
+use super::arena::Arena;
+use super::demand::demand;
+use super::multiplier::Observation;
+use super::reduce::Combine;
+use crate::exact_sum::ExactSum;
+
+/// One worker's share of the spend at a price; combined exactly across workers.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SpendPartial {
+    /// The price evaluated (identical on every worker).
+    pub price: f64,
+    /// sum_h min(C_h, D_h(price+)).
+    pub right: ExactSum,
+    /// sum_h min(C_h, D_h(price-)).
+    pub left: ExactSum,
+    /// Slope of the uncapped hosts' demand.
+    pub slope: ExactSum,
+    /// Smallest step price above the price.
+    pub next_above: f64,
+    /// Largest step price below the price.
+    pub next_below: f64,
+    /// Step sizes at the price of hosts that stay under their caps whatever share of the step is taken.
+    pub tie_linear: ExactSum,
+    /// Hosts that reach their cap while taking the step: (room left under the cap, step size).
+    pub tie_crossing: Vec<(f64, f64)>,
+}
+
+impl Combine for SpendPartial {
+    fn combine(&mut self, other: Self) {
+        self.right.merge(&other.right);
+        self.left.merge(&other.left);
+        self.slope.merge(&other.slope);
+        self.next_above = self.next_above.min(other.next_above);
+        self.next_below = self.next_below.max(other.next_below);
+        self.tie_linear.merge(&other.tie_linear);
+        self.tie_crossing.extend(other.tie_crossing);
+    }
+}
+
+impl SpendPartial {
+    /// What the multiplier search needs from a combined total.
+    pub fn observation(&self) -> Observation {
+        Observation {
+            price: self.price,
+            right: self.right.value(),
+            left: self.left.value(),
+            slope: self.slope.value(),
+            next_above: self.next_above,
+            next_below: self.next_below,
+        }
+    }
+
+    /// The share f in [0, 1] of the steps at the price to take so that spend meets `target` exactly.
+    ///
+    /// Spend is right + f * tie_linear + sum over crossing hosts of min(room, f * step): continuous,
+    /// piecewise linear and increasing in f, solved exactly over its breakpoints.
+    pub fn tie_fill(&self, target: f64) -> f64 {
+        let right = self.right.value();
+        if target <= right {
+            return 0.0;
+        }
+        let mut crossing = self.tie_crossing.clone();
+        // breakpoints f = room / step, in order (ties of equal breakpoints are interchangeable)
+        crossing.sort_by(|a, b| (a.0 / a.1).total_cmp(&(b.0 / b.1)).then(a.0.total_cmp(&b.0)));
+        let mut base = ExactSum::new(); // spend at f = 0 plus the saturated hosts' rooms
+        base.add(right);
+        let mut slope = self.tie_linear.clone(); // d spend / d f of the hosts not yet saturated
+        for &(_, step) in &crossing {
+            slope.add(step);
+        }
+        for &(room, step) in &crossing {
+            let f_break = room / step;
+            let at_break = base.value() + f_break * slope.value();
+            if at_break >= target {
+                break;
+            }
+            base.add(room);
+            slope.add(-step);
+        }
+        let s = slope.value();
+        if s <= 0.0 {
+            return 1.0;
+        }
+        ((target - base.value()) / s).clamp(0.0, 1.0)
+    }
+}
+
+/// This worker's spend partial at `price` over all hosts of `arena`.
+pub fn spend_partial(arena: &Arena, price: f64) -> SpendPartial {
+    let mut p = SpendPartial { price, next_above: f64::INFINITY, next_below: 0.0, ..Default::default() };
+    for h in 0..arena.hosts() {
+        let cap = arena.cap[h];
+        let d = demand(arena, arena.host_pages(h), price);
+        p.right.add(cap.min(d.right));
+        p.left.add(cap.min(d.left));
+        if d.right < cap {
+            p.slope.add(d.slope);
+        }
+        p.next_above = p.next_above.min(d.next_above);
+        p.next_below = p.next_below.max(d.next_below);
+        if d.left > d.right {
+            if d.left <= cap {
+                p.tie_linear.add(d.left - d.right);
+            } else if d.right < cap {
+                p.tie_crossing.push((cap - d.right, d.left - d.right));
+            }
+        }
+    }
+    p
+}
+
+/// What a worker knows before the first round: the most it can spend, and moments for a first guess.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Prelude {
+    /// sum_h min(C_h, D_h(0+)): the spend at price zero (may be +inf).
+    pub max_spend: ExactSum,
+    /// sum of mu over pages whose response behaves like mu/theta (harmonic families).
+    pub inverse_moment: ExactSum,
+    /// sum of sqrt(mu lambda) over pages whose response behaves like sqrt(mu lambda/theta) - lambda.
+    pub root_moment: ExactSum,
+    /// sum of lambda over the same pages.
+    pub offset_moment: ExactSum,
+}
+
+impl Combine for Prelude {
+    fn combine(&mut self, other: Self) {
+        self.max_spend.merge(&other.max_spend);
+        self.inverse_moment.merge(&other.inverse_moment);
+        self.root_moment.merge(&other.root_moment);
+        self.offset_moment.merge(&other.offset_moment);
+    }
+}
+
+/// This worker's prelude.
+pub fn prelude(arena: &Arena) -> Prelude {
+    use crate::objective::Response::*;
+    let mut p = Prelude::default();
+    for h in 0..arena.hosts() {
+        let range = arena.host_pages(h);
+        let mut max_demand = 0.0;
+        for i in range {
+            let (mu, lambda, response) = (arena.importance[i], arena.change_rate[i], arena.response[i]);
+            max_demand += if lambda > 0.0 { response.upper(lambda) } else { 0.0 };
+            match response {
+                HarmonicIncomplete | HarmonicComplete => p.inverse_moment.add(mu),
+                BinaryPoisson | BinaryComplete => {
+                    p.root_moment.add((mu * lambda).sqrt());
+                    p.offset_moment.add(lambda);
+                }
+            }
+        }
+        p.max_spend.add(arena.cap[h].min(max_demand));
+    }
+    p
+}
+
+impl Prelude {
+    /// A first price: the root of A/theta + B/sqrt(theta) - L = R, the uncapped, unclipped spend of
+    /// the harmonic (mu/theta) and binary (sqrt(mu lambda/theta) - lambda) families.
+    pub fn guess(&self, bandwidth: f64) -> f64 {
+        let (a, b, l) = (self.inverse_moment.value(), self.root_moment.value(), self.offset_moment.value());
+        let c = bandwidth + l;
+        let s = if a > 0.0 { 2.0 * c / (b + (b * b + 4.0 * a * c).sqrt()) } else if b > 0.0 { c / b } else { 1.0 };
+        1.0 / (s * s)
+    }
+}

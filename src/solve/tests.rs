@@ -1,0 +1,181 @@
+//! The solver against independent methods: the papers' sort-based algorithm, brute-force bisection,
+//! and the KKT conditions, on random instances.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, LogNormal, Pareto};
+
+use super::arena::Arena;
+use super::reduce::Alone;
+use super::{kkt, reference, solve, Solution};
+use crate::objective::{Objective, Response};
+
+struct Instance {
+    arena: Arena,
+    bandwidth: f64,
+}
+
+/// Random pages on random hosts; `cap_scale` sets caps relative to an even share of the bandwidth
+/// (infinite for no caps), `complete` is the share of complete-observation pages.
+fn instance(seed: u64, pages: usize, hosts: usize, objective: Objective, complete: f64, cap_scale: f64, load: f64) -> Instance {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mu_dist = Pareto::new(1.0, 1.3).unwrap();
+    let lambda_dist = LogNormal::new(0.3f64.ln(), 1.2).unwrap();
+    let mut per_host: Vec<Vec<(f64, f64, Response)>> = vec![Vec::new(); hosts];
+    for _ in 0..pages {
+        let h = rng.random_range(0..hosts);
+        let mu = mu_dist.sample(&mut rng);
+        let lambda = lambda_dist.sample(&mut rng).clamp(5e-4, 7.0);
+        let response = Response::of(objective, rng.random_bool(complete));
+        per_host[h].push((mu, lambda, response));
+    }
+    let bandwidth = load * pages as f64;
+    let mut arena = Arena::new();
+    for pages in per_host {
+        let cap = cap_scale * bandwidth / hosts as f64 * rng.random_range(0.2..2.0);
+        arena.push_host(cap, pages);
+    }
+    Instance { arena, bandwidth }
+}
+
+fn run(inst: &Instance) -> Solution {
+    solve(&inst.arena, inst.bandwidth, &mut Alone, |_, _, _| {})
+}
+
+fn host_prices(sol: &Solution) -> Vec<f64> {
+    sol.hosts.iter().map(|h| h.price).collect()
+}
+
+fn assert_kkt(inst: &Instance, sol: &Solution) {
+    let bad = kkt::violations(&inst.arena, &sol.rates, &host_prices(sol), sol.multiplier, inst.bandwidth);
+    assert!(bad.is_empty(), "{} KKT violations, first: {:?}", bad.len(), &bad[..bad.len().min(5)]);
+    let total: f64 = sol.rates.iter().sum();
+    if sol.multiplier > 0.0 {
+        assert!(((total - inst.bandwidth) / inst.bandwidth).abs() <= 1e-12, "{total} vs {}", inst.bandwidth);
+        assert!(((sol.bandwidth_used - inst.bandwidth) / inst.bandwidth).abs() <= 1e-12);
+    }
+    for (h, budget) in sol.budgets.iter().enumerate() {
+        assert!(*budget <= inst.arena.cap[h] * (1.0 + 1e-9), "host {h} over its cap");
+    }
+}
+
+#[test]
+fn binary_without_caps_equals_azar_algorithm_2() {
+    for seed in 0..20 {
+        let inst = instance(seed, 2000, 50, Objective::Binary, 0.0, f64::INFINITY, 0.2);
+        let sol = run(&inst);
+        let reference = reference::azar_problem2(&inst.arena.importance, &inst.arena.change_rate, inst.bandwidth);
+        for i in 0..inst.arena.pages() {
+            // rho = sqrt(mu lambda / theta) - lambda: the error of the square root is relative to
+            // rho + lambda, and that is how much a rate can be trusted in any f64 computation.
+            let scale = reference[i] + inst.arena.change_rate[i];
+            assert!(
+                (sol.rates[i] - reference[i]).abs() <= 1e-12 * scale,
+                "seed {seed} page {i}: {} vs {}",
+                sol.rates[i],
+                reference[i]
+            );
+        }
+        assert_kkt(&inst, &sol);
+        assert!(sol.rounds <= 8, "seed {seed}: {} rounds", sol.rounds);
+    }
+}
+
+#[test]
+fn harmonic_without_caps_equals_the_closed_form() {
+    // Without caps and with incomplete observations only, rho_i(nu) is Prop. 2's closed form and nu is
+    // pinned by sum = R; the brute-force bisection finds nu independently.
+    for seed in 0..20 {
+        let inst = instance(seed, 2000, 50, Objective::Harmonic, 0.0, f64::INFINITY, 0.2);
+        let sol = run(&inst);
+        let (rates, _, nu) = reference::bisection(&inst.arena, inst.bandwidth);
+        assert!(((sol.multiplier - nu) / nu).abs() < 1e-12, "{} vs {nu}", sol.multiplier);
+        for i in 0..rates.len() {
+            assert!(((sol.rates[i] - rates[i]) / rates[i]).abs() < 1e-12);
+        }
+        assert_kkt(&inst, &sol);
+        assert!(sol.rounds <= 8, "seed {seed}: {} rounds", sol.rounds);
+    }
+}
+
+#[test]
+fn mixed_observability_with_caps_equals_brute_force() {
+    for (seed, objective) in (0..30).map(|s| (s, if s % 2 == 0 { Objective::Harmonic } else { Objective::Binary })) {
+        let inst = instance(seed, 1500, 40, objective, 0.1, 1.0, 0.3);
+        let sol = run(&inst);
+        assert_kkt(&inst, &sol);
+        let capped = sol.hosts.iter().filter(|h| h.capped).count();
+        assert!(capped > 0, "seed {seed}: the instance should have binding caps");
+        if objective == Objective::Harmonic {
+            // continuous responses: the brute force is unique and comparable page by page
+            let (rates, _, nu) = reference::bisection(&inst.arena, inst.bandwidth);
+            assert!((sol.multiplier - nu).abs() <= 1e-10 * nu, "seed {seed}: {} vs {nu}", sol.multiplier);
+            for i in 0..rates.len() {
+                let scale = rates[i].max(1e-300);
+                assert!(((sol.rates[i] - rates[i]) / scale).abs() < 1e-10, "seed {seed} page {i}");
+            }
+        }
+    }
+}
+
+#[test]
+fn caps_binding_on_most_hosts() {
+    for seed in 0..10 {
+        let inst = instance(seed, 3000, 100, Objective::Harmonic, 0.04, 0.3, 0.5);
+        let sol = run(&inst);
+        let capped = sol.hosts.iter().filter(|h| h.capped).count();
+        assert!(capped * 2 > inst.arena.hosts(), "only {capped} capped");
+        assert_kkt(&inst, &sol);
+    }
+}
+
+#[test]
+fn caps_below_the_bandwidth_leave_the_rest_unused() {
+    // Caps total 0.05 x bandwidth: nu = 0, every host at its cap, the rest reported unusable.
+    let inst = instance(3, 2000, 50, Objective::Harmonic, 0.0, 0.05, 0.5);
+    let sol = run(&inst);
+    assert_eq!(sol.multiplier, 0.0);
+    let caps: f64 = inst.arena.cap.iter().sum();
+    assert!(((sol.bandwidth_used - caps) / caps).abs() < 1e-12);
+    assert!(sol.bandwidth_used < inst.bandwidth);
+    assert_kkt(&inst, &sol);
+}
+
+#[test]
+fn all_complete_binary_is_a_fractional_knapsack() {
+    // Only step responses: the optimum takes pages by decreasing mu/lambda until R is spent, one
+    // page (or a tie) fractionally (NeurIPS'19 eq. 13 as a linear programme).
+    for seed in 0..10 {
+        let inst = instance(seed, 500, 1, Objective::Binary, 1.0, f64::INFINITY, 0.1);
+        let sol = run(&inst);
+        let a = &inst.arena;
+        let mut order: Vec<usize> = (0..a.pages()).collect();
+        order.sort_by(|&x, &y| (a.importance[y] / a.change_rate[y]).total_cmp(&(a.importance[x] / a.change_rate[x])));
+        let mut left = inst.bandwidth;
+        let mut want = vec![0.0; a.pages()];
+        for i in order {
+            want[i] = a.change_rate[i].min(left);
+            left -= want[i];
+        }
+        for i in 0..a.pages() {
+            assert!((sol.rates[i] - want[i]).abs() <= 1e-12 * inst.bandwidth, "seed {seed} page {i}: {} vs {}", sol.rates[i], want[i]);
+        }
+        assert_kkt(&inst, &sol);
+    }
+}
+
+#[test]
+fn rounds_stay_few_on_web_like_instances() {
+    let mut worst = 0;
+    for seed in 0..10 {
+        for objective in [Objective::Harmonic, Objective::Binary] {
+            let inst = instance(seed, 20_000, 300, objective, 0.04, 3.0, 0.2);
+            let mut trace = Vec::new();
+            let sol = solve(&inst.arena, inst.bandwidth, &mut Alone, |r, p, gap| trace.push((r, p, gap)));
+            assert_kkt(&inst, &sol);
+            if sol.rounds > 8 { eprintln!("{objective:?} seed {seed}: {trace:?}"); }
+            worst = worst.max(sol.rounds);
+        }
+    }
+    assert!(worst <= 8, "worst case {worst} rounds");
+}
