@@ -7,3 +7,6 @@ pub mod exact_sum;
 pub mod objective;
 pub mod solve;
 pub mod units;
+pub mod io;
+pub mod gen;
+pub mod schedule;

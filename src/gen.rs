@@ -1,0 +1,179 @@
+//! Synthetic page sets that look like the web, for demos, tests and benchmarks; seeded and
+//! deterministic whatever the thread count.
+//!
+//! Host sizes follow Zipf(theta) over host ranks (a few huge hosts, a long tail of small ones),
+//! importance is Pareto (heavy-tailed), change rates lognormal(ln 0.3, 1.2) per day clipped to
+//! [5e-4, 7], a share of pages has complete change observations (sitemaps, pings), and a share of
+//! hosts carries its own robots.txt Crawl-delay in the hosts table.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use arrow_array::{BooleanArray, Float64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, LogNormal, Pareto, Zipf};
+
+use crate::io::parquet_out;
+
+/// Parameters of a synthetic page set.
+#[derive(Clone, Debug, clap::Args)]
+pub struct GenArgs {
+    /// Folder to write: pages/part-NNNNN.parquet and hosts.parquet.
+    #[arg(long, default_value = "gen")]
+    pub out: PathBuf,
+    /// Number of URLs.
+    #[arg(long, default_value_t = 100_000)]
+    pub urls: u64,
+    /// Number of hosts (default: one per 100 URLs).
+    #[arg(long)]
+    pub hosts: Option<u64>,
+    /// Number of Parquet shards the pages are split into.
+    #[arg(long, default_value_t = 4)]
+    pub shards: u32,
+    /// Rows per row group (the unit of parallel reading).
+    #[arg(long, default_value_t = 65_536)]
+    pub row_group_rows: usize,
+    /// Zipf exponent of host sizes (1 = the web's classic law).
+    #[arg(long, default_value_t = 1.0)]
+    pub zipf: f64,
+    /// Pareto shape of importance (smaller = heavier tail).
+    #[arg(long, default_value_t = 1.2)]
+    pub importance_shape: f64,
+    /// Median change rate, changes per day.
+    #[arg(long, default_value_t = 0.3)]
+    pub change_rate_median: f64,
+    /// Log-standard deviation of change rates.
+    #[arg(long, default_value_t = 1.2)]
+    pub change_rate_sigma: f64,
+    /// Share of pages with complete change observations.
+    #[arg(long, default_value_t = 0.04)]
+    pub complete_share: f64,
+    /// Share of hosts with their own Crawl-delay in the hosts table.
+    #[arg(long, default_value_t = 0.05)]
+    pub delay_share: f64,
+    /// Random seed: the same seed gives the same bytes.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// Change rates are clipped to this range, changes per day (about once in 5 years to 7 a day).
+const CHANGE_RATE_RANGE: (f64, f64) = (5e-4, 7.0);
+/// Crawl-delays (seconds) drawn for hosts that set one.
+const CRAWL_DELAYS_S: [f64; 6] = [1.0, 2.0, 5.0, 10.0, 30.0, 60.0];
+
+/// The schema of generated pages.
+pub fn pages_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("url", DataType::Utf8, false),
+        Field::new("host", DataType::Utf8, false),
+        Field::new("importance", DataType::Float64, false),
+        Field::new("change_rate", DataType::Float64, false),
+        Field::new("complete_obs", DataType::Boolean, false),
+    ]))
+}
+
+/// The host name of rank `rank` (1-based).
+pub fn host_name(rank: u64) -> String {
+    format!("www.site{rank}.example")
+}
+
+/// Writes the page set; returns the files written.
+pub fn generate(args: &GenArgs) -> Result<Vec<PathBuf>> {
+    if args.urls == 0 || args.shards == 0 {
+        bail!("--urls and --shards must be at least 1");
+    }
+    let hosts = args.hosts.unwrap_or((args.urls / 100).max(1));
+    if hosts == 0 {
+        bail!("--hosts must be at least 1");
+    }
+    let pages_dir = args.out.join("pages");
+    std::fs::create_dir_all(&pages_dir).with_context(|| format!("creating {}", pages_dir.display()))?;
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(args.shards as usize);
+    let shard_paths: Vec<PathBuf> = (0..args.shards).map(|s| pages_dir.join(format!("part-{s:05}.parquet"))).collect();
+    std::thread::scope(|scope| -> Result<()> {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let paths = &shard_paths;
+                scope.spawn(move || -> Result<()> {
+                    for s in (t..args.shards as usize).step_by(threads) {
+                        write_shard(args, hosts, s as u32, &paths[s])?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().map_err(|_| anyhow::anyhow!("a generator thread panicked"))??;
+        }
+        Ok(())
+    })?;
+    let hosts_path = args.out.join("hosts.parquet");
+    write_hosts(args, hosts, &hosts_path)?;
+    let mut files = shard_paths;
+    files.push(hosts_path);
+    Ok(files)
+}
+
+fn write_shard(args: &GenArgs, hosts: u64, shard: u32, path: &Path) -> Result<()> {
+    let per = args.urls / args.shards as u64;
+    let extra = args.urls % args.shards as u64;
+    let rows = per + u64::from((shard as u64) < extra);
+    let first_id = shard as u64 * per + (shard as u64).min(extra);
+    let mut rng = ChaCha8Rng::seed_from_u64(args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ shard as u64);
+    let zipf = Zipf::new(hosts as f64, args.zipf).context("--zipf must be >= 0")?;
+    let pareto = Pareto::new(1.0, args.importance_shape).context("--importance-shape must be > 0")?;
+    let lognormal = LogNormal::new(args.change_rate_median.ln(), args.change_rate_sigma).context("bad change-rate parameters")?;
+    let mut writer = parquet_out::Writer::create(path, pages_schema(), &[], args.row_group_rows)?;
+    let chunk = 65_536u64;
+    let mut done = 0;
+    while done < rows {
+        let n = chunk.min(rows - done) as usize;
+        let (mut urls, mut host_names) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut mu, mut lambda, mut complete) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        for k in 0..n {
+            let id = first_id + done + k as u64;
+            let rank = zipf.sample(&mut rng) as u64;
+            let host = host_name(rank);
+            urls.push(format!("https://{host}/p/{id:010x}.html"));
+            host_names.push(host);
+            mu.push(pareto.sample(&mut rng));
+            lambda.push(lognormal.sample(&mut rng).clamp(CHANGE_RATE_RANGE.0, CHANGE_RATE_RANGE.1));
+            complete.push(rng.random_bool(args.complete_share));
+        }
+        let batch = RecordBatch::try_new(
+            pages_schema(),
+            vec![
+                Arc::new(StringArray::from(urls)),
+                Arc::new(StringArray::from(host_names)),
+                Arc::new(Float64Array::from(mu)),
+                Arc::new(Float64Array::from(lambda)),
+                Arc::new(BooleanArray::from(complete)),
+            ],
+        )?;
+        writer.write(&batch)?;
+        done += n as u64;
+    }
+    writer.finish()?;
+    Ok(())
+}
+
+fn write_hosts(args: &GenArgs, hosts: u64, path: &Path) -> Result<()> {
+    let mut rng = ChaCha8Rng::seed_from_u64(args.seed.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ 0x405);
+    let (mut names, mut delays) = (Vec::new(), Vec::new());
+    for rank in 1..=hosts {
+        if rng.random_bool(args.delay_share) {
+            names.push(host_name(rank));
+            delays.push(CRAWL_DELAYS_S[rng.random_range(0..CRAWL_DELAYS_S.len())]);
+        }
+    }
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("host", DataType::Utf8, false),
+        Field::new("min_delay_s", DataType::Float64, false),
+    ]));
+    let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(names)), Arc::new(Float64Array::from(delays))])?;
+    parquet_out::write(path, schema, &[batch], &[])?;
+    Ok(())
+}

@@ -1,0 +1,133 @@
+//! Typed access to Arrow columns of the widths users actually write (Utf8 or LargeUtf8 or views,
+//! float or integer numbers), with errors that name the file and the column.
+
+use std::path::Path;
+
+use anyhow::{bail, Result};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float32Type, Float64Type, Int32Type, Int64Type, UInt32Type, UInt64Type};
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
+use arrow_schema::{DataType, Schema};
+
+/// A text column of any Arrow string layout.
+pub enum TextColumn<'a> {
+    Utf8(&'a arrow_array::StringArray),
+    Large(&'a arrow_array::LargeStringArray),
+    View(&'a arrow_array::StringViewArray),
+}
+
+impl TextColumn<'_> {
+    /// The value of row `i`, None if null.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<&str> {
+        match self {
+            TextColumn::Utf8(a) => a.is_valid(i).then(|| a.value(i)),
+            TextColumn::Large(a) => a.is_valid(i).then(|| a.value(i)),
+            TextColumn::View(a) => a.is_valid(i).then(|| a.value(i)),
+        }
+    }
+}
+
+/// A numeric column read as f64.
+pub enum NumberColumn<'a> {
+    F64(&'a arrow_array::Float64Array),
+    F32(&'a arrow_array::Float32Array),
+    I64(&'a arrow_array::Int64Array),
+    I32(&'a arrow_array::Int32Array),
+    U64(&'a arrow_array::UInt64Array),
+    U32(&'a arrow_array::UInt32Array),
+}
+
+impl NumberColumn<'_> {
+    /// The value of row `i` as f64, None if null.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<f64> {
+        match self {
+            NumberColumn::F64(a) => a.is_valid(i).then(|| a.value(i)),
+            NumberColumn::F32(a) => a.is_valid(i).then(|| a.value(i) as f64),
+            NumberColumn::I64(a) => a.is_valid(i).then(|| a.value(i) as f64),
+            NumberColumn::I32(a) => a.is_valid(i).then(|| a.value(i) as f64),
+            NumberColumn::U64(a) => a.is_valid(i).then(|| a.value(i) as f64),
+            NumberColumn::U32(a) => a.is_valid(i).then(|| a.value(i) as f64),
+        }
+    }
+}
+
+/// Checks that `schema` has column `name` of an accepted kind; `Ok(false)` if absent and optional.
+pub fn check_column(file: &Path, schema: &Schema, name: &str, kind: Kind, required: bool) -> Result<bool> {
+    let Ok(field) = schema.field_with_name(name) else {
+        if !required {
+            return Ok(false);
+        }
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        bail!(
+            "{}: no column '{name}' (it has: {}). Every page file needs url, importance and change_rate; \
+             host and complete_obs are optional.",
+            file.display(),
+            names.join(", ")
+        );
+    };
+    let ok = match kind {
+        Kind::Text => matches!(field.data_type(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View),
+        Kind::Number => matches!(
+            field.data_type(),
+            DataType::Float64 | DataType::Float32 | DataType::Int64 | DataType::Int32 | DataType::UInt64 | DataType::UInt32
+        ),
+        Kind::Bool => matches!(field.data_type(), DataType::Boolean),
+    };
+    if !ok {
+        bail!(
+            "{}: column '{name}' has type {}; expected {}",
+            file.display(),
+            field.data_type(),
+            match kind {
+                Kind::Text => "a string (utf8)",
+                Kind::Number => "a number (float64, float32 or an integer)",
+                Kind::Bool => "a boolean",
+            }
+        );
+    }
+    Ok(true)
+}
+
+/// The kinds of column we accept.
+#[derive(Clone, Copy)]
+pub enum Kind {
+    Text,
+    Number,
+    Bool,
+}
+
+fn column<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a ArrayRef> {
+    batch.schema_ref().index_of(name).ok().map(|i| batch.column(i))
+}
+
+/// Text column `name` of `batch` (None if the batch has no such column).
+pub fn text<'a>(batch: &'a RecordBatch, name: &str) -> Option<TextColumn<'a>> {
+    let a = column(batch, name)?;
+    match a.data_type() {
+        DataType::Utf8 => Some(TextColumn::Utf8(a.as_string::<i32>())),
+        DataType::LargeUtf8 => Some(TextColumn::Large(a.as_string::<i64>())),
+        DataType::Utf8View => Some(TextColumn::View(a.as_string_view())),
+        _ => None,
+    }
+}
+
+/// Numeric column `name` of `batch`.
+pub fn number<'a>(batch: &'a RecordBatch, name: &str) -> Option<NumberColumn<'a>> {
+    let a = column(batch, name)?;
+    match a.data_type() {
+        DataType::Float64 => Some(NumberColumn::F64(a.as_primitive::<Float64Type>())),
+        DataType::Float32 => Some(NumberColumn::F32(a.as_primitive::<Float32Type>())),
+        DataType::Int64 => Some(NumberColumn::I64(a.as_primitive::<Int64Type>())),
+        DataType::Int32 => Some(NumberColumn::I32(a.as_primitive::<Int32Type>())),
+        DataType::UInt64 => Some(NumberColumn::U64(a.as_primitive::<UInt64Type>())),
+        DataType::UInt32 => Some(NumberColumn::U32(a.as_primitive::<UInt32Type>())),
+        _ => None,
+    }
+}
+
+/// Boolean column `name` of `batch`.
+pub fn boolean<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a BooleanArray> {
+    column(batch, name).and_then(|a| a.as_boolean_opt())
+}

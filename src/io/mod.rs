@@ -1,0 +1,14 @@
+//! Files: Parquet readers and writers, schemas, input discovery, atomic publishing.
+//!
+//! Nothing here knows the math; the job layer moves what these functions read and write.
+
+pub mod columns;
+pub mod host_name;
+pub mod hosts;
+pub mod inputs;
+pub mod manifest;
+pub mod pages;
+pub mod parquet_out;
+pub mod publish;
+pub mod rows;
+pub mod schema;

@@ -1,0 +1,239 @@
+//! Reading page sets: footers and schemas up front (so a bad file fails before any work), then row
+//! groups as units of work spread over workers, each row validated into a page or a rejection.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use arrow_array::Array;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ProjectionMask;
+use serde::{Deserialize, Serialize};
+
+use super::columns::{boolean, check_column, number, text, Kind};
+use super::host_name::{host_of, normalize};
+use super::rows::Origin;
+
+/// Rows decoded at a time.
+const BATCH_ROWS: usize = 8192;
+
+/// One input file, checked: its path and the row counts of its row groups.
+#[derive(Clone, Debug)]
+pub struct PageFile {
+    pub path: PathBuf,
+    pub row_groups: Vec<u64>,
+    /// Whether the file has a `host` column (else hosts come from the URLs).
+    pub has_host: bool,
+    /// Whether the file has a `complete_obs` column (else every page is incomplete).
+    pub has_complete: bool,
+}
+
+/// A unit of reading work: one row group of one file.
+#[derive(Clone, Copy, Debug)]
+pub struct Unit {
+    pub file: u32,
+    pub row_group: usize,
+    /// Row number (in its file) of the row group's first row.
+    pub first_row: u64,
+    pub rows: u64,
+}
+
+/// Why an input row was not scheduled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Reason {
+    UrlMissing,
+    HostUnresolvable,
+    ImportanceMissing,
+    ImportanceInvalid,
+    ChangeRateMissing,
+    ChangeRateInvalid,
+    DuplicateUrl,
+}
+
+impl Reason {
+    /// Every reason, in report order.
+    pub const ALL: [Reason; 7] = [
+        Reason::UrlMissing,
+        Reason::HostUnresolvable,
+        Reason::ImportanceMissing,
+        Reason::ImportanceInvalid,
+        Reason::ChangeRateMissing,
+        Reason::ChangeRateInvalid,
+        Reason::DuplicateUrl,
+    ];
+
+    /// The name used in summaries and the rejected table.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reason::UrlMissing => "url_missing",
+            Reason::HostUnresolvable => "host_unresolvable",
+            Reason::ImportanceMissing => "importance_missing",
+            Reason::ImportanceInvalid => "importance_not_positive_finite",
+            Reason::ChangeRateMissing => "change_rate_missing",
+            Reason::ChangeRateInvalid => "change_rate_negative_or_not_finite",
+            Reason::DuplicateUrl => "duplicate_url",
+        }
+    }
+
+    /// The input column at fault.
+    pub fn column(self) -> &'static str {
+        match self {
+            Reason::UrlMissing | Reason::DuplicateUrl => "url",
+            Reason::HostUnresolvable => "host",
+            Reason::ImportanceMissing | Reason::ImportanceInvalid => "importance",
+            Reason::ChangeRateMissing | Reason::ChangeRateInvalid => "change_rate",
+        }
+    }
+}
+
+/// A rejected input row with whatever values it had.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Rejected {
+    pub origin: Origin,
+    pub reason: Reason,
+    pub url: Option<String>,
+    pub host: Option<String>,
+    pub importance: Option<f64>,
+    pub change_rate: Option<f64>,
+}
+
+/// A valid page row, borrowed from the decoded batch.
+pub struct PageRow<'a> {
+    pub url: &'a str,
+    pub host: &'a str,
+    pub importance: f64,
+    pub change_rate: f64,
+    pub complete_obs: bool,
+    pub origin: Origin,
+}
+
+/// Opens every input file's footer and checks its schema; fails on the first unreadable file.
+pub fn open_all(paths: &[PathBuf]) -> Result<Vec<PageFile>> {
+    paths.iter().map(|p| open(p)).collect()
+}
+
+fn open(path: &Path) -> Result<PageFile> {
+    let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).with_context(|| {
+        format!("{}: not a readable Parquet file (truncated or corrupt?); re-export it or leave it out", path.display())
+    })?;
+    let schema = builder.schema();
+    check_column(path, schema, "url", Kind::Text, true)?;
+    check_column(path, schema, "importance", Kind::Number, true)?;
+    check_column(path, schema, "change_rate", Kind::Number, true)?;
+    let has_host = check_column(path, schema, "host", Kind::Text, false)?;
+    let has_complete = check_column(path, schema, "complete_obs", Kind::Bool, false)?;
+    let row_groups = builder.metadata().row_groups().iter().map(|rg| rg.num_rows() as u64).collect();
+    Ok(PageFile { path: path.to_path_buf(), row_groups, has_host, has_complete })
+}
+
+/// All row groups of all files, in file order.
+pub fn units(files: &[PageFile]) -> Vec<Unit> {
+    let mut out = Vec::new();
+    for (f, file) in files.iter().enumerate() {
+        let mut first_row = 0;
+        for (g, &rows) in file.row_groups.iter().enumerate() {
+            if rows > 0 {
+                out.push(Unit { file: f as u32, row_group: g, first_row, rows });
+            }
+            first_row += rows;
+        }
+    }
+    out
+}
+
+/// Reads one unit, calling `page` for every valid row and `reject` for every invalid one.
+pub fn read_unit(
+    file: &PageFile,
+    unit: Unit,
+    mut page: impl FnMut(PageRow<'_>),
+    mut reject: impl FnMut(Rejected),
+) -> Result<()> {
+    let path = &file.path;
+    let f = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(f).with_context(|| format!("{}: cannot read footer", path.display()))?;
+    let wanted: Vec<usize> = builder
+        .schema()
+        .fields()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| matches!(f.name().as_str(), "url" | "host" | "importance" | "change_rate" | "complete_obs"))
+        .map(|(i, _)| i)
+        .collect();
+    let mask = ProjectionMask::roots(builder.parquet_schema(), wanted);
+    let reader = builder
+        .with_projection(mask)
+        .with_row_groups(vec![unit.row_group])
+        .with_batch_size(BATCH_ROWS)
+        .build()
+        .with_context(|| format!("{}: cannot read row group {}", path.display(), unit.row_group))?;
+    let mut row = unit.first_row;
+    for batch in reader {
+        let batch = batch.with_context(|| {
+            format!("{}: row group {} (rows from {}) is unreadable (truncated or corrupt?)", path.display(), unit.row_group, row)
+        })?;
+        let missing = |c: &str| anyhow::anyhow!("{}: column '{c}' vanished from a row group", path.display());
+        let urls = text(&batch, "url").ok_or_else(|| missing("url"))?;
+        let hosts = text(&batch, "host");
+        let importance = number(&batch, "importance").ok_or_else(|| missing("importance"))?;
+        let change_rate = number(&batch, "change_rate").ok_or_else(|| missing("change_rate"))?;
+        let complete = boolean(&batch, "complete_obs");
+        for i in 0..batch.num_rows() {
+            let origin = Origin { file: unit.file, row };
+            row += 1;
+            let url = urls.get(i);
+            let given_host = hosts.as_ref().and_then(|h| h.get(i)).filter(|h| !h.trim().is_empty());
+            let mu = importance.get(i);
+            let lambda = change_rate.get(i);
+            let reject_as = |reason| Rejected {
+                origin,
+                reason,
+                url: url.map(str::to_owned),
+                host: given_host.map(str::to_owned),
+                importance: mu,
+                change_rate: lambda,
+            };
+            let Some(url) = url.filter(|u| !u.is_empty()) else {
+                reject(reject_as(Reason::UrlMissing));
+                continue;
+            };
+            let derived_host: String;
+            let host: &str = match given_host {
+                Some(h) if h.bytes().all(|b| !b.is_ascii_uppercase() && !b.is_ascii_whitespace()) => h,
+                Some(h) => {
+                    derived_host = normalize(h);
+                    &derived_host
+                }
+                None => match host_of(url) {
+                    Some(h) => {
+                        derived_host = h;
+                        &derived_host
+                    }
+                    None => {
+                        reject(reject_as(Reason::HostUnresolvable));
+                        continue;
+                    }
+                },
+            };
+            let Some(mu_value) = mu else {
+                reject(reject_as(Reason::ImportanceMissing));
+                continue;
+            };
+            if !(mu_value.is_finite() && mu_value > 0.0) {
+                reject(reject_as(Reason::ImportanceInvalid));
+                continue;
+            }
+            let Some(lambda_value) = lambda else {
+                reject(reject_as(Reason::ChangeRateMissing));
+                continue;
+            };
+            if !(lambda_value.is_finite() && lambda_value >= 0.0) {
+                reject(reject_as(Reason::ChangeRateInvalid));
+                continue;
+            }
+            let complete_obs = complete.map(|c| c.is_valid(i) && c.value(i)).unwrap_or(false);
+            page(PageRow { url, host, importance: mu_value, change_rate: lambda_value, complete_obs, origin });
+        }
+    }
+    Ok(())
+}

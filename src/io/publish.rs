@@ -1,0 +1,127 @@
+//! Atomic publishing: a run writes into a staging folder beside the output and swaps it into place
+//! only when complete, `_SUCCESS` last; a failed run leaves the last good output untouched.
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use super::manifest::Manifest;
+
+/// Name of the marker a complete output carries.
+pub const SUCCESS: &str = "_SUCCESS";
+/// Name of the manifest file.
+pub const MANIFEST: &str = "manifest.json";
+
+/// Refuses to run if `out` exists and is not a revisit output (we would replace it).
+pub fn check_replaceable(out: &Path) -> Result<()> {
+    if !out.exists() {
+        return Ok(());
+    }
+    if !out.is_dir() {
+        bail!("--out {} exists and is a file; give a folder", out.display());
+    }
+    let empty = fs::read_dir(out)?.next().is_none();
+    if empty || out.join(SUCCESS).exists() || out.join(MANIFEST).exists() {
+        return Ok(());
+    }
+    bail!(
+        "--out {} exists and is not a revisit output (no {SUCCESS}); it would be replaced: remove it or choose another folder",
+        out.display()
+    )
+}
+
+/// The staging folder of run `run_id` for output `out`: a hidden sibling, on the same filesystem so
+/// that the final rename is atomic.
+pub fn staging_dir(out: &Path, run_id: &str) -> PathBuf {
+    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    parent.join(format!(".{name}.staging-{run_id}"))
+}
+
+/// Writes the manifest and `_SUCCESS` into `staging`, then swaps it into `out`'s place.
+pub fn publish(staging: &Path, out: &Path, manifest: &Manifest) -> Result<()> {
+    let text = serde_json::to_string_pretty(manifest)?;
+    fs::write(staging.join(MANIFEST), text).context("writing the manifest")?;
+    fs::write(staging.join(SUCCESS), b"").context("writing _SUCCESS")?;
+    sync_dir(staging);
+    check_replaceable(out)?;
+    if out.exists() {
+        if exchange(staging, out).is_ok() {
+            // `staging` now holds the previous output
+            fs::remove_dir_all(staging).with_context(|| format!("removing the previous output, now at {}", staging.display()))?;
+        } else {
+            // No atomic exchange on this filesystem: move the old output aside first (a reader may
+            // see no output for an instant, never a partial one).
+            let mut aside = OsString::from(staging.as_os_str());
+            aside.push(".old");
+            let aside = PathBuf::from(aside);
+            fs::rename(out, &aside).with_context(|| format!("moving {} aside", out.display()))?;
+            fs::rename(staging, out).with_context(|| format!("moving the new output to {}", out.display()))?;
+            fs::remove_dir_all(&aside).ok();
+        }
+    } else {
+        fs::rename(staging, out).with_context(|| format!("moving the new output to {}", out.display()))?;
+    }
+    if let Some(parent) = out.parent() {
+        sync_dir(parent);
+    }
+    Ok(())
+}
+
+fn sync_dir(dir: &Path) {
+    if let Ok(f) = fs::File::open(dir) {
+        let _ = f.sync_all(); // best effort: not every filesystem syncs folders
+    }
+}
+
+/// Atomically exchanges two paths (Linux renameat2 RENAME_EXCHANGE).
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let ca = CString::new(a.as_os_str().as_bytes())?;
+    let cb = CString::new(b.as_os_str().as_bytes())?;
+    // SAFETY: two valid NUL-terminated paths; renameat2 does not retain them.
+    let rc = unsafe { libc::renameat2(libc::AT_FDCWD, ca.as_ptr(), libc::AT_FDCWD, cb.as_ptr(), libc::RENAME_EXCHANGE) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn exchange(_: &Path, _: &Path) -> std::io::Result<()> {
+    Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "no atomic exchange"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn publish_replaces_a_previous_output_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("out");
+        for generation in 0..2 {
+            let staging = staging_dir(&out, &format!("run{generation}"));
+            fs::create_dir_all(staging.join("rates")).unwrap();
+            fs::write(staging.join("rates/gen.txt"), format!("{generation}")).unwrap();
+            publish(&staging, &out, &Manifest::default()).unwrap();
+            assert_eq!(fs::read_to_string(out.join("rates/gen.txt")).unwrap(), format!("{generation}"));
+            assert!(out.join(SUCCESS).exists() && !staging.exists());
+        }
+        let leftovers: Vec<_> = fs::read_dir(tmp.path()).unwrap().collect();
+        assert_eq!(leftovers.len(), 1, "only the output remains");
+    }
+
+    #[test]
+    fn a_foreign_folder_is_not_replaced() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(tmp.path().join("precious.txt"), "x").unwrap();
+        let err = check_replaceable(tmp.path()).unwrap_err().to_string();
+        assert!(err.contains("not a revisit output"), "{err}");
+    }
+}

@@ -1,0 +1,106 @@
+//! Rows in transit between workers: columnar batches, so an exchange moves a few large buffers
+//! instead of millions of small records with two Strings each (STACK.md: 3-9 M records/s with
+//! Strings, an order of magnitude more for buffers).
+
+use serde::{Deserialize, Serialize};
+
+/// Where an input row came from: its file (index into the sorted input list) and row in that file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Origin {
+    pub file: u32,
+    pub row: u64,
+}
+
+/// A batch of page rows bound for one worker.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RowBatch {
+    /// The worker these rows go to.
+    pub dest: u32,
+    /// URL and host bytes of every row, back to back.
+    pub text: Vec<u8>,
+    /// End of each row's URL in `text` (its host follows up to `host_end`).
+    pub url_end: Vec<u32>,
+    /// End of each row's host in `text`.
+    pub host_end: Vec<u32>,
+    pub importance: Vec<f64>,
+    /// Changes per day.
+    pub change_rate: Vec<f64>,
+    pub complete_obs: Vec<bool>,
+    pub origin: Vec<Origin>,
+    /// Crawls per day (output batches only).
+    pub crawl_rate: Vec<f64>,
+    /// Whether the row's host is held at its politeness cap (output batches only).
+    pub host_capped: Vec<bool>,
+}
+
+impl RowBatch {
+    /// An empty batch for worker `dest`.
+    pub fn new(dest: u32) -> Self {
+        RowBatch { dest, ..Default::default() }
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.url_end.len()
+    }
+
+    /// Whether the batch has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.url_end.is_empty()
+    }
+
+    /// Appends an input row.
+    pub fn push(&mut self, url: &str, host: &str, importance: f64, change_rate: f64, complete_obs: bool, origin: Origin) {
+        self.text.extend_from_slice(url.as_bytes());
+        self.url_end.push(self.text.len() as u32);
+        self.text.extend_from_slice(host.as_bytes());
+        self.host_end.push(self.text.len() as u32);
+        self.importance.push(importance);
+        self.change_rate.push(change_rate);
+        self.complete_obs.push(complete_obs);
+        self.origin.push(origin);
+    }
+
+    /// Appends row `i` of `from` with its crawl rate and capped flag (output rows).
+    pub fn push_rated(&mut self, from: &RowBatch, i: usize, crawl_rate: f64, host_capped: bool) {
+        self.push(from.url(i), from.host(i), from.importance[i], from.change_rate[i], from.complete_obs[i], from.origin[i]);
+        self.crawl_rate.push(crawl_rate);
+        self.host_capped.push(host_capped);
+    }
+
+    /// Bytes of text held (to cut batches at a bounded size).
+    pub fn text_bytes(&self) -> usize {
+        self.text.len()
+    }
+
+    fn start(&self, i: usize) -> usize {
+        if i == 0 {
+            0
+        } else {
+            self.host_end[i - 1] as usize
+        }
+    }
+
+    /// URL bytes of row `i` (UTF-8; byte order is string order, for sorting).
+    #[inline]
+    pub fn url_bytes(&self, i: usize) -> &[u8] {
+        &self.text[self.start(i)..self.url_end[i] as usize]
+    }
+
+    /// Host bytes of row `i`.
+    #[inline]
+    pub fn host_bytes(&self, i: usize) -> &[u8] {
+        &self.text[self.url_end[i] as usize..self.host_end[i] as usize]
+    }
+
+    /// URL of row `i`. The bytes were pushed from a &str (and bincode moves them unchanged), so the
+    /// check cannot fail; an empty string would show a broken invariant rather than panic a worker.
+    pub fn url(&self, i: usize) -> &str {
+        std::str::from_utf8(self.url_bytes(i)).unwrap_or("")
+    }
+
+    /// Host of row `i`.
+    pub fn host(&self, i: usize) -> &str {
+        std::str::from_utf8(self.host_bytes(i)).unwrap_or("")
+    }
+}

@@ -1,0 +1,52 @@
+//! The output tables' schemas, with units, in one place (the README's schema tables mirror these).
+
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+
+/// `rates/crawler=NNN/part-*.parquet`: one row per scheduled URL.
+pub fn rates() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("url", DataType::Utf8, false),
+        Field::new("host", DataType::Utf8, false),
+        Field::new("importance", DataType::Float64, false),
+        Field::new("change_rate", DataType::Float64, false),
+        Field::new("complete_obs", DataType::Boolean, false),
+        Field::new("crawl_rate", DataType::Float64, false),
+        Field::new("crawl_probability", DataType::Float64, true),
+        Field::new("host_capped", DataType::Boolean, false),
+    ]))
+}
+
+/// Units of the rates table's numeric columns (written into the Parquet metadata).
+pub const RATES_UNITS: &str = r#"{"importance":"relative weight","change_rate":"changes per day","crawl_rate":"fetches per day","crawl_probability":"probability of a fetch on each change notice"}"#;
+
+/// `hosts/part-*.parquet`: one row per host.
+pub fn hosts() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("host", DataType::Utf8, false),
+        Field::new("crawler", DataType::Int32, false),
+        Field::new("cap", DataType::Float64, false),
+        Field::new("demand", DataType::Float64, false),
+        Field::new("budget", DataType::Float64, false),
+        Field::new("capped", DataType::Boolean, false),
+        Field::new("multiplier", DataType::Float64, false),
+    ]))
+}
+
+/// Units of the hosts table's numeric columns.
+pub const HOSTS_UNITS: &str = r#"{"cap":"fetches per horizon","demand":"fetches per horizon at the global multiplier","budget":"fetches per horizon","multiplier":"utility per (fetch per day)"}"#;
+
+/// `rejected/part-*.parquet`: every input row that was not scheduled, with its reason.
+pub fn rejected() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("file", DataType::Utf8, false),
+        Field::new("row", DataType::Int64, false),
+        Field::new("column", DataType::Utf8, false),
+        Field::new("reason", DataType::Utf8, false),
+        Field::new("url", DataType::Utf8, true),
+        Field::new("host", DataType::Utf8, true),
+        Field::new("importance", DataType::Float64, true),
+        Field::new("change_rate", DataType::Float64, true),
+    ]))
+}

@@ -1,0 +1,109 @@
+//! Hosts to crawlers: balanced loads, and sticky from night to night.
+//!
+//! Rendezvous (highest-random-weight) hashing gives every host a preference order over crawlers that
+//! depends only on the host and the crawler, so a host keeps its crawler when other hosts come or go.
+//! Pure HRW balances host counts, not loads: a few capped giants would dominate. So hosts are placed
+//! heaviest first, each on its most preferred crawler that stays within (1 + slack) x the mean load
+//! ("consistent hashing with bounded loads", Mirrokni, Thorup, Zadimoghaddam 2018), falling back to
+//! the least loaded crawler when none has room. Heavy hosts fill the crawlers first and the long tail
+//! of light hosts evens them out.
+
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+/// Slack over the mean load a crawler may take before a host goes to its next choice.
+pub const LOAD_SLACK: f64 = 0.01;
+
+/// The rendezvous score of `host_key` on `crawler` (higher is preferred).
+#[inline]
+fn score(host_key: u64, crawler: u32) -> u64 {
+    xxh3_64_with_seed(&host_key.to_le_bytes(), 0x5EED_C4A7 ^ crawler as u64)
+}
+
+/// Assigns each host `(key, load)` to one of `crawlers`; returns the crawler of each host, in input
+/// order. Deterministic: depends on the set of hosts, not on their order.
+pub fn assign(hosts: &[(u64, f64)], crawlers: u32) -> Vec<u32> {
+    assert!(crawlers > 0, "at least one crawler");
+    let total: f64 = hosts.iter().map(|h| h.1).sum();
+    let limit = (1.0 + LOAD_SLACK) * total / crawlers as f64;
+    let mut order: Vec<usize> = (0..hosts.len()).collect();
+    order.sort_by(|&a, &b| hosts[b].1.total_cmp(&hosts[a].1).then(hosts[a].0.cmp(&hosts[b].0)));
+    let mut load = vec![0.0f64; crawlers as usize];
+    let mut out = vec![0u32; hosts.len()];
+    let mut prefs: Vec<(u64, u32)> = Vec::with_capacity(crawlers as usize);
+    for i in order {
+        let (key, w) = hosts[i];
+        prefs.clear();
+        prefs.extend((0..crawlers).map(|c| (score(key, c), c)));
+        prefs.sort_unstable_by(|a, b| b.cmp(a));
+        let chosen = prefs.iter().map(|&(_, c)| c).find(|&c| load[c as usize] + w <= limit).unwrap_or_else(|| {
+            (0..crawlers).min_by(|&a, &b| load[a as usize].total_cmp(&load[b as usize]).then(a.cmp(&b))).unwrap_or(0)
+        });
+        load[chosen as usize] += w;
+        out[i] = chosen;
+    }
+    out
+}
+
+/// max / mean of the crawlers' loads (1 = perfect balance).
+pub fn imbalance(hosts: &[(u64, f64)], assignment: &[u32], crawlers: u32) -> f64 {
+    let mut load = vec![0.0f64; crawlers as usize];
+    for (h, &c) in hosts.iter().zip(assignment) {
+        load[c as usize] += h.1;
+    }
+    let mean = load.iter().sum::<f64>() / crawlers as f64;
+    if mean == 0.0 {
+        return 1.0;
+    }
+    load.iter().cloned().fold(0.0, f64::max) / mean
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_distr::{Distribution, Zipf};
+
+    /// Web-like host loads: Zipf(1) sizes, capped at a politeness limit.
+    fn web_hosts(n: usize, seed: u64) -> Vec<(u64, f64)> {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let zipf = Zipf::new(n as f64, 1.0).unwrap();
+        let mut size = vec![0.0; n];
+        for _ in 0..n * 100 {
+            size[zipf.sample(&mut rng) as usize - 1] += 0.2;
+        }
+        (0..n).map(|i| (rng.random::<u64>(), f64::min(size[i], 5760.0))).collect()
+    }
+
+    #[test]
+    fn loads_are_balanced() {
+        for seed in 0..5 {
+            let hosts = web_hosts(20_000, seed);
+            let a = assign(&hosts, 10);
+            let imb = imbalance(&hosts, &a, 10);
+            assert!(imb <= 1.02, "seed {seed}: max/mean {imb}");
+        }
+    }
+
+    #[test]
+    fn hosts_keep_their_crawler_when_others_leave() {
+        let hosts = web_hosts(20_000, 7);
+        let before = assign(&hosts, 10);
+        // 1% of the hosts leave
+        let kept: Vec<usize> = (0..hosts.len()).filter(|i| i % 100 != 37).collect();
+        let after = assign(&kept.iter().map(|&i| hosts[i]).collect::<Vec<_>>(), 10);
+        let moved = kept.iter().zip(&after).filter(|(&i, &c)| before[i] != c).count();
+        let share = moved as f64 / kept.len() as f64;
+        assert!(share < 0.05, "{:.1}% of hosts moved", 100.0 * share);
+    }
+
+    #[test]
+    fn the_assignment_ignores_input_order() {
+        let hosts = web_hosts(2000, 3);
+        let a = assign(&hosts, 7);
+        let mut reversed = hosts.clone();
+        reversed.reverse();
+        let mut b = assign(&reversed, 7);
+        b.reverse();
+        assert_eq!(a, b);
+    }
+}

@@ -1,0 +1,3 @@
+//! From rates to who crawls what: hosts assigned to crawlers.
+
+pub mod assign;
