@@ -54,6 +54,9 @@ pub struct GenArgs {
     /// Share of hosts with their own Crawl-delay in the hosts table.
     #[arg(long, default_value_t = 0.05)]
     pub delay_share: f64,
+    /// Crawl-delay (seconds) of the largest 1% of hosts, as big sites often ask (default: none).
+    #[arg(long)]
+    pub big_host_delay_s: Option<f64>,
     /// Random seed: the same seed gives the same bytes.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -163,8 +166,12 @@ fn write_shard(args: &GenArgs, hosts: u64, shard: u32, path: &Path) -> Result<()
 fn write_hosts(args: &GenArgs, hosts: u64, path: &Path) -> Result<()> {
     let mut rng = ChaCha8Rng::seed_from_u64(args.seed.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ 0x405);
     let (mut names, mut delays) = (Vec::new(), Vec::new());
+    let big = (hosts / 100).max(1);
     for rank in 1..=hosts {
-        if rng.random_bool(args.delay_share) {
+        if let (Some(delay), true) = (args.big_host_delay_s, rank <= big) {
+            names.push(host_name(rank));
+            delays.push(delay);
+        } else if rng.random_bool(args.delay_share) {
             names.push(host_name(rank));
             delays.push(CRAWL_DELAYS_S[rng.random_range(0..CRAWL_DELAYS_S.len())]);
         }

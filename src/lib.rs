@@ -10,3 +10,5 @@ pub mod units;
 pub mod io;
 pub mod gen;
 pub mod schedule;
+pub mod job;
+pub mod report;

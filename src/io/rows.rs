@@ -16,6 +16,8 @@ pub struct Origin {
 pub struct RowBatch {
     /// The worker these rows go to.
     pub dest: u32,
+    /// The crawler these rows belong to (output batches only).
+    pub group: u32,
     /// URL and host bytes of every row, back to back.
     pub text: Vec<u8>,
     /// End of each row's URL in `text` (its host follows up to `host_end`).

@@ -1,0 +1,132 @@
+//! The output tables built from the solved rows: rates per crawler, hosts, rejected rows.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Result;
+use arrow_array::builder::{BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder};
+use arrow_array::{ArrayRef, RecordBatch};
+use serde::{Deserialize, Serialize};
+
+use crate::io::pages::Rejected;
+use crate::io::parquet_out::{self, ROW_GROUP_ROWS};
+use crate::io::rows::RowBatch;
+use crate::io::schema;
+
+/// Writes the rows `order` (batch, row) of `batches` as a rates file; returns (rows, bytes).
+pub fn write_rates(path: &Path, batches: &[RowBatch], order: &[(u32, u32)], metadata: &[(String, String)]) -> Result<(u64, u64)> {
+    let mut writer = parquet_out::Writer::create(path, schema::rates(), metadata, ROW_GROUP_ROWS)?;
+    for chunk in order.chunks(ROW_GROUP_ROWS) {
+        let mut url = StringBuilder::new();
+        let mut host = StringBuilder::new();
+        let (mut mu, mut lambda, mut rate, mut prob) =
+            (Float64Builder::new(), Float64Builder::new(), Float64Builder::new(), Float64Builder::new());
+        let (mut complete, mut capped) = (BooleanBuilder::new(), BooleanBuilder::new());
+        for &(b, r) in chunk {
+            let (batch, r) = (&batches[b as usize], r as usize);
+            url.append_value(batch.url(r));
+            host.append_value(batch.host(r));
+            mu.append_value(batch.importance[r]);
+            lambda.append_value(batch.change_rate[r]);
+            complete.append_value(batch.complete_obs[r]);
+            rate.append_value(batch.crawl_rate[r]);
+            if batch.complete_obs[r] {
+                // rho = p lambda (NeurIPS'19 §4.2): the chance of a fetch on each change notice
+                let l = batch.change_rate[r];
+                prob.append_value(if l > 0.0 { (batch.crawl_rate[r] / l).min(1.0) } else { 0.0 });
+            } else {
+                prob.append_null();
+            }
+            capped.append_value(batch.host_capped[r]);
+        }
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(url.finish()),
+            Arc::new(host.finish()),
+            Arc::new(mu.finish()),
+            Arc::new(lambda.finish()),
+            Arc::new(complete.finish()),
+            Arc::new(rate.finish()),
+            Arc::new(prob.finish()),
+            Arc::new(capped.finish()),
+        ];
+        writer.write(&RecordBatch::try_new(schema::rates(), columns)?)?;
+    }
+    writer.finish()
+}
+
+/// One row of the hosts table (cap, demand and budget in fetches per horizon).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct HostRow {
+    pub host: String,
+    pub crawler: u32,
+    pub cap: f64,
+    pub demand: f64,
+    pub budget: f64,
+    pub capped: bool,
+    pub multiplier: f64,
+}
+
+/// Writes the hosts table (rows already sorted).
+pub fn write_hosts(path: &Path, rows: &[HostRow], metadata: &[(String, String)]) -> Result<(u64, u64)> {
+    let mut writer = parquet_out::Writer::create(path, schema::hosts(), metadata, ROW_GROUP_ROWS)?;
+    for chunk in rows.chunks(ROW_GROUP_ROWS) {
+        let mut host = StringBuilder::new();
+        let mut crawler = Int32Builder::new();
+        let (mut cap, mut demand, mut budget, mut mult) =
+            (Float64Builder::new(), Float64Builder::new(), Float64Builder::new(), Float64Builder::new());
+        let mut capped = BooleanBuilder::new();
+        for h in chunk {
+            host.append_value(&h.host);
+            crawler.append_value(h.crawler as i32);
+            cap.append_value(h.cap);
+            demand.append_value(h.demand);
+            budget.append_value(h.budget);
+            capped.append_value(h.capped);
+            mult.append_value(h.multiplier);
+        }
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(host.finish()),
+            Arc::new(crawler.finish()),
+            Arc::new(cap.finish()),
+            Arc::new(demand.finish()),
+            Arc::new(budget.finish()),
+            Arc::new(capped.finish()),
+            Arc::new(mult.finish()),
+        ];
+        writer.write(&RecordBatch::try_new(schema::hosts(), columns)?)?;
+    }
+    writer.finish()
+}
+
+/// Writes the rejected rows (sorted by origin), naming their files.
+pub fn write_rejected(path: &Path, rows: &[Rejected], files: &[PathBuf], metadata: &[(String, String)]) -> Result<(u64, u64)> {
+    let mut writer = parquet_out::Writer::create(path, schema::rejected(), metadata, ROW_GROUP_ROWS)?;
+    for chunk in rows.chunks(ROW_GROUP_ROWS) {
+        let (mut file, mut column, mut reason, mut url, mut host) =
+            (StringBuilder::new(), StringBuilder::new(), StringBuilder::new(), StringBuilder::new(), StringBuilder::new());
+        let mut row = Int64Builder::new();
+        let (mut mu, mut lambda) = (Float64Builder::new(), Float64Builder::new());
+        for r in chunk {
+            file.append_value(files.get(r.origin.file as usize).map(|p| p.display().to_string()).unwrap_or_default());
+            row.append_value(r.origin.row as i64);
+            column.append_value(r.reason.column());
+            reason.append_value(r.reason.name());
+            url.append_option(r.url.as_deref());
+            host.append_option(r.host.as_deref());
+            mu.append_option(r.importance);
+            lambda.append_option(r.change_rate);
+        }
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(file.finish()),
+            Arc::new(row.finish()),
+            Arc::new(column.finish()),
+            Arc::new(reason.finish()),
+            Arc::new(url.finish()),
+            Arc::new(host.finish()),
+            Arc::new(mu.finish()),
+            Arc::new(lambda.finish()),
+        ];
+        writer.write(&RecordBatch::try_new(schema::rejected(), columns)?)?;
+    }
+    writer.finish()
+}

@@ -1,0 +1,499 @@
+//! One worker's program: read, exchange by host, solve with all-reduce rounds, assign crawlers,
+//! exchange by crawler, write, publish. Every fallible step after the dataflows start ends in an
+//! all-reduce that carries errors, so a failing worker stops every worker instead of hanging them.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use timely::worker::Worker;
+
+use super::arrange::{arrange, route};
+use super::channel::{Reducer, Shuffle};
+use super::config::{RunArgs, DEFAULT_BANDWIDTH_FRACTION};
+use super::output::{write_hosts, write_rates, write_rejected, HostRow};
+use crate::exact_sum::ExactSum;
+use crate::io::manifest::{FileEntry, Manifest};
+use crate::io::pages::{self, Reason, Rejected};
+use crate::io::rows::RowBatch;
+use crate::io::{hosts, inputs, publish, schema};
+use crate::objective::{binary_cost, harmonic_cost};
+use crate::report::{peak_rss_bytes, PhaseSeconds, Summary};
+use crate::schedule::assign::{assign, imbalance};
+use crate::solve::reduce::{AllReduce, Combine};
+use crate::solve::solve;
+use crate::units::{per_horizon, PerDay, Seconds};
+
+/// Text bytes after which a batch in transit is sent (bounds buffering, amortises per-record costs).
+const BATCH_TEXT_BYTES: usize = 1 << 20;
+/// The version written into summaries and file metadata.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Runs worker `worker`'s share of the job; worker 0 returns the summary.
+pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Result<Option<Summary>> {
+    let started = Instant::now();
+    let index = worker.index();
+    let peers = worker.peers();
+    let lead = index == 0;
+    let say = |msg: String| {
+        if lead && !args.quiet {
+            eprintln!("[revisit] {msg}");
+        }
+    };
+
+    // Plan: every worker reads the same footers and tables, so every worker fails alike on a bad
+    // file, before any data moves.
+    let (specs, hosts_path) = args.resolved_inputs();
+    publish::check_replaceable(&args.out)?;
+    let files = inputs::expand(&specs)?;
+    let page_files = pages::open_all(&files)?;
+    let delays = match &hosts_path {
+        Some(p) => hosts::read(p)?,
+        None => Default::default(),
+    };
+    let units = pages::units(&page_files);
+    let total_rows: u64 = units.iter().map(|u| u.rows).sum();
+    say(format!("{} files, {} row groups, {} rows; {} workers", files.len(), units.len(), total_rows, peers));
+
+    let mut pages_channel = Shuffle::<RowBatch>::new(worker, "ByHost", |b| b.dest as u64);
+    let mut crawler_channel = Shuffle::<RowBatch>::new(worker, "ByCrawler", |b| b.dest as u64);
+    let mut gather_channel = Shuffle::<(u32, Vec<u8>)>::new(worker, "ToLead", |m| m.0 as u64);
+
+    // Read: my row groups, rows sent on to their host's worker as they are read.
+    fail_point("read", index);
+    let mut outgoing: Vec<RowBatch> = (0..peers as u32).map(RowBatch::new).collect();
+    let mut rejected: Vec<Rejected> = Vec::new();
+    let mut status = ReadStatus::default();
+    let mine: Vec<usize> = (index..units.len()).step_by(peers).collect();
+    let bar = progress_bar(lead && !args.quiet, mine.len() as u64, "reading row groups");
+    for &u in &mine {
+        let unit = units[u];
+        let result = pages::read_unit(
+            &page_files[unit.file as usize],
+            unit,
+            |row| {
+                let dest = route(row.host.as_bytes(), peers) as usize;
+                let batch = &mut outgoing[dest];
+                batch.push(row.url, row.host, row.importance, row.change_rate, row.complete_obs, row.origin);
+                if batch.text_bytes() >= BATCH_TEXT_BYTES {
+                    pages_channel.send(std::mem::replace(batch, RowBatch::new(dest as u32)));
+                }
+            },
+            |r| rejected.push(r),
+        );
+        status.rows += unit.rows;
+        if let Err(e) = result {
+            status.error = Some((u as u64, format!("{e:#}")));
+            break;
+        }
+        worker.step(); // let batches flow while we read
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    for batch in outgoing.into_iter().filter(|b| !b.is_empty()) {
+        pages_channel.send(batch);
+    }
+    let read_done = Instant::now();
+    let received = pages_channel.finish_round(worker);
+    let mut reducer = Reducer::new(worker);
+    for r in &rejected {
+        status.rejected[reason_slot(r.reason)] += 1;
+    }
+    let status = reducer.all_reduce(status);
+    if let Some((_, message)) = status.error {
+        bail!(message);
+    }
+
+    // Arrange: group by host, drop duplicates, join politeness delays.
+    let arranged = arrange(received, &delays, Seconds(args.min_delay_s), args.objective);
+    let counts = reducer.all_reduce(Counts { pages: arranged.arena.pages() as u64, duplicates: arranged.duplicates.len() as u64 });
+    rejected.extend(arranged.duplicates.iter().cloned());
+    let exchange_done = Instant::now();
+    if counts.pages == 0 {
+        bail!(
+            "no valid input rows in {} ({} rows read, all rejected: see the reasons with a smaller input, or check the columns)",
+            specs.join(", "),
+            status.rows
+        );
+    }
+    let bandwidth = match args.bandwidth {
+        Some(r) => r,
+        None => args.bandwidth_fraction.unwrap_or(DEFAULT_BANDWIDTH_FRACTION) * counts.pages as f64,
+    };
+    say(format!(
+        "read {} rows: {} pages on {} workers, {} rejected; solving for {bandwidth} fetches/day",
+        status.rows,
+        counts.pages,
+        peers,
+        status.rejected.iter().sum::<u64>() + counts.duplicates
+    ));
+
+    // Solve.
+    fail_point("solve", index);
+    let solution = solve(&arranged.arena, bandwidth, &mut reducer, |round, price, gap| {
+        say(format!("round {round}: multiplier {price:.12e}, spend/bandwidth - 1 = {gap:+.3e}"))
+    });
+    let solve_done = Instant::now();
+
+    // Assign hosts to crawlers: every worker runs the same assignment on every host's budget.
+    let loads = reducer.all_reduce(HostLoads(
+        arranged.host_keys.iter().zip(&solution.budgets).map(|(&k, &b)| (k, b)).collect(),
+    ));
+    let mut all_hosts = loads.0;
+    all_hosts.sort_by_key(|h| h.0);
+    let assignment = assign(&all_hosts, args.crawlers);
+    let crawler_of = |key: u64| -> u32 {
+        let i = all_hosts.partition_point(|h| h.0 < key);
+        assignment[i]
+    };
+    let load_ratio = imbalance(&all_hosts, &assignment, args.crawlers);
+
+    // Send each scheduled row to the worker writing its crawler; hosts and rejections to the lead.
+    fail_point("write", index);
+    let horizon = Seconds(args.horizon_s);
+    let mut costs = Costs::default();
+    let mut host_rows = Vec::with_capacity(arranged.arena.hosts());
+    let mut by_crawler: BTreeMap<u32, RowBatch> = BTreeMap::new();
+    let arena = &arranged.arena;
+    for h in 0..arena.hosts() {
+        let crawler = crawler_of(arranged.host_keys[h]);
+        let hp = solution.hosts[h];
+        let batch = by_crawler.entry(crawler).or_insert_with(|| output_batch(crawler, peers));
+        for i in arena.host_pages(h) {
+            let rate = solution.rates[i];
+            let (b, r) = arranged.pages[i];
+            let source = &arranged.batches[b as usize];
+            let (mu, lambda, complete) = (arena.importance[i], arena.change_rate[i], arena.response[i].complete_obs());
+            costs.add(mu, lambda, rate, complete);
+            if rate > 0.0 {
+                batch.push_rated(source, r as usize, rate, hp.capped);
+                costs.scheduled += 1;
+            } else {
+                costs.zero_rate += 1;
+            }
+        }
+        if batch.text_bytes() >= BATCH_TEXT_BYTES {
+            let full = std::mem::replace(batch, output_batch(crawler, peers));
+            crawler_channel.send(full);
+        }
+        host_rows.push(HostRow {
+            host: arranged.host_name(h).to_owned(),
+            crawler,
+            cap: per_horizon(PerDay(arena.cap[h]), horizon),
+            demand: per_horizon(PerDay(hp.demand), horizon),
+            budget: per_horizon(PerDay(solution.budgets[h]), horizon),
+            capped: hp.capped,
+            multiplier: hp.price,
+        });
+        costs.hosts += 1;
+        costs.hosts_capped += hp.capped as u64;
+    }
+    for (_, batch) in by_crawler.into_iter().filter(|(_, b)| !b.is_empty()) {
+        crawler_channel.send(batch);
+    }
+    let to_lead = bincode::serialize(&(host_rows, rejected)).context("encoding host rows")?;
+    gather_channel.send((0, to_lead));
+    let for_me = crawler_channel.finish_round(reducer.worker);
+    let gathered = gather_channel.finish_round(reducer.worker);
+
+    // Write into the staging folder every worker agrees on.
+    let run_id = reducer.all_reduce(RunId(run_id_candidate()));
+    let staging = publish::staging_dir(&args.out, &format!("{:016x}", run_id.0));
+    let metadata = file_metadata(args, solution.multiplier, bandwidth);
+    let written = write_my_files(&staging, args, index, peers, for_me, gathered, &files, &metadata);
+    let (files_written, error) = match written {
+        Ok(f) => (f, None),
+        Err(e) => (Vec::new(), Some((index as u32, format!("{e:#}")))),
+    };
+    costs.peak_rss = peak_rss_bytes();
+    let fin = reducer.all_reduce(Final { error, files: files_written, costs });
+    if let Some((_, message)) = fin.error {
+        if lead {
+            std::fs::remove_dir_all(&staging).ok();
+        }
+        bail!(message);
+    }
+    if !lead {
+        return Ok(None);
+    }
+
+    let c = &fin.costs;
+    let rejected_by_reason: BTreeMap<String, u64> = Reason::ALL
+        .iter()
+        .map(|&r| (r.name().to_owned(), if r == Reason::DuplicateUrl { counts.duplicates } else { status.rejected[reason_slot(r)] }))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    let rows_rejected = rejected_by_reason.values().sum();
+    let write_done = Instant::now();
+    let summary = Summary {
+        version: VERSION.to_owned(),
+        objective: args.objective.name().to_owned(),
+        multiplier: solution.multiplier,
+        rounds: solution.rounds,
+        bandwidth_requested: bandwidth,
+        bandwidth_used: solution.bandwidth_used,
+        bandwidth_unusable: (bandwidth - solution.bandwidth_used).max(0.0),
+        horizon_s: args.horizon_s,
+        crawlers: args.crawlers,
+        cost_harmonic: Some(c.harmonic.value()).filter(|v| v.is_finite()),
+        cost_binary: c.binary.value(),
+        urls_starved: c.starved,
+        rows_in: status.rows,
+        rows_scheduled: c.scheduled,
+        rows_zero_rate: c.zero_rate,
+        rows_rejected,
+        rejected_by_reason,
+        hosts: c.hosts,
+        hosts_capped: c.hosts_capped,
+        crawler_load_max_over_mean: load_ratio,
+        workers: peers / processes,
+        processes,
+        peak_rss_bytes: c.peak_rss,
+        seconds: PhaseSeconds {
+            read: (read_done - started).as_secs_f64(),
+            exchange: (exchange_done - read_done).as_secs_f64(),
+            solve: (solve_done - exchange_done).as_secs_f64(),
+            write: (write_done - solve_done).as_secs_f64(),
+            total: (write_done - started).as_secs_f64(),
+        },
+    };
+    if summary.rows_in != summary.rows_scheduled + summary.rows_zero_rate + summary.rows_rejected {
+        bail!(
+            "internal error: rows do not add up ({} in, {} scheduled, {} zero rate, {} rejected); nothing published",
+            summary.rows_in,
+            summary.rows_scheduled,
+            summary.rows_zero_rate,
+            summary.rows_rejected
+        );
+    }
+    std::fs::write(staging.join("summary.json"), serde_json::to_string_pretty(&summary)?).context("writing summary.json")?;
+    let mut entries = fin.files;
+    entries.sort();
+    publish::publish(&staging, &args.out, &Manifest { version: VERSION.to_owned(), files: entries })?;
+    Ok(Some(summary))
+}
+
+/// Writes this worker's crawler partitions, and (lead) the hosts and rejected tables.
+#[allow(clippy::too_many_arguments)]
+fn write_my_files(
+    staging: &std::path::Path,
+    args: &RunArgs,
+    index: usize,
+    peers: usize,
+    for_me: Vec<RowBatch>,
+    gathered: Vec<(u32, Vec<u8>)>,
+    files: &[PathBuf],
+    metadata: &[(String, String)],
+) -> Result<Vec<FileEntry>> {
+    let mut written = Vec::new();
+    let width = crawler_digits(args.crawlers);
+    // Rows of each crawler, sorted by host then URL: the order a crawler or an analyst reads them.
+    let mut by_crawler: BTreeMap<u32, Vec<(u32, u32)>> = BTreeMap::new();
+    for (b, batch) in for_me.iter().enumerate() {
+        let rows = by_crawler.entry(batch.group).or_default();
+        rows.extend((0..batch.len() as u32).map(|r| (b as u32, r)));
+    }
+    for crawler in (0..args.crawlers).filter(|c| *c as usize % peers == index) {
+        let mut rows = by_crawler.remove(&crawler).unwrap_or_default();
+        rows.sort_unstable_by(|a, b| {
+            let (ba, bb) = (&for_me[a.0 as usize], &for_me[b.0 as usize]);
+            ba.host_bytes(a.1 as usize)
+                .cmp(bb.host_bytes(b.1 as usize))
+                .then_with(|| ba.url_bytes(a.1 as usize).cmp(bb.url_bytes(b.1 as usize)))
+        });
+        let rel = format!("rates/crawler={crawler:0width$}/part-00000.parquet");
+        let path = staging.join(&rel);
+        std::fs::create_dir_all(path.parent().unwrap_or(staging)).with_context(|| format!("creating {}", path.display()))?;
+        let (n, bytes) = write_rates(&path, &for_me, &rows, metadata)?;
+        written.push(FileEntry { path: rel, rows: n, bytes });
+    }
+    if index == 0 {
+        let mut host_rows = Vec::new();
+        let mut rejected = Vec::new();
+        for (_, bytes) in gathered {
+            let (h, r): (Vec<HostRow>, Vec<Rejected>) = bincode::deserialize(&bytes).context("decoding host rows")?;
+            host_rows.extend(h);
+            rejected.extend(r);
+        }
+        host_rows.sort_by(|a, b| a.host.cmp(&b.host));
+        rejected.sort_by_key(|r| r.origin);
+        std::fs::create_dir_all(staging.join("hosts"))?;
+        let (n, bytes) = write_hosts(&staging.join("hosts/part-00000.parquet"), &host_rows, metadata)?;
+        written.push(FileEntry { path: "hosts/part-00000.parquet".into(), rows: n, bytes });
+        std::fs::create_dir_all(staging.join("rejected"))?;
+        let (n, bytes) = write_rejected(&staging.join("rejected/part-00000.parquet"), &rejected, files, metadata)?;
+        written.push(FileEntry { path: "rejected/part-00000.parquet".into(), rows: n, bytes });
+    }
+    Ok(written)
+}
+
+/// Digits of crawler numbers in partition names (at least 3: crawler=007).
+pub fn crawler_digits(crawlers: u32) -> usize {
+    (crawlers.saturating_sub(1).to_string().len()).max(3)
+}
+
+fn output_batch(crawler: u32, peers: usize) -> RowBatch {
+    let mut b = RowBatch::new(crawler % peers as u32);
+    b.group = crawler;
+    b
+}
+
+fn file_metadata(args: &RunArgs, multiplier: f64, bandwidth: f64) -> Vec<(String, String)> {
+    vec![
+        ("revisit.version".into(), VERSION.into()),
+        ("revisit.objective".into(), args.objective.name().into()),
+        // Display of f64 is the shortest text that reads back to the same bits.
+        ("revisit.multiplier".into(), format!("{multiplier}")),
+        ("revisit.bandwidth_per_day".into(), format!("{bandwidth}")),
+        ("revisit.horizon_s".into(), format!("{}", args.horizon_s)),
+        ("revisit.crawlers".into(), format!("{}", args.crawlers)),
+        ("revisit.units.rates".into(), schema::RATES_UNITS.into()),
+        ("revisit.units.hosts".into(), schema::HOSTS_UNITS.into()),
+    ]
+}
+
+fn run_id_candidate() -> u64 {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    nanos ^ ((std::process::id() as u64) << 48)
+}
+
+fn reason_slot(r: Reason) -> usize {
+    Reason::ALL.iter().position(|&x| x == r).unwrap_or(0)
+}
+
+fn progress_bar(show: bool, len: u64, what: &str) -> indicatif::ProgressBar {
+    if !show || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    if let Ok(style) = indicatif::ProgressStyle::with_template("[revisit] {msg} {bar:30} {pos}/{len} ({eta})") {
+        bar.set_style(style);
+    }
+    bar.set_message(what.to_owned());
+    bar
+}
+
+/// Test hook: `REVISIT_FAIL_AT=phase[:worker[:exit]]` makes worker `worker` (default 0) panic (or
+/// end its process with status 3, as a killed machine would) when it reaches `phase` (read, solve,
+/// write). Used by the failure tests; never set it in production.
+fn fail_point(phase: &str, index: usize) {
+    let Ok(spec) = std::env::var("REVISIT_FAIL_AT") else { return };
+    let mut parts = spec.split(':');
+    if parts.next() != Some(phase) {
+        return;
+    }
+    let worker: usize = parts.next().and_then(|w| w.parse().ok()).unwrap_or(0);
+    if worker != index {
+        return;
+    }
+    if parts.next() == Some("exit") {
+        eprintln!("[revisit] REVISIT_FAIL_AT: worker {index} ends its process at {phase}");
+        std::process::exit(3);
+    }
+    panic!("REVISIT_FAIL_AT: worker {index} fails at {phase}");
+}
+
+#[derive(Clone, Default, Serialize, Deserialize)]
+struct ReadStatus {
+    /// The first failing unit (lowest index) and its error.
+    error: Option<(u64, String)>,
+    rows: u64,
+    rejected: [u64; 7],
+}
+
+impl Combine for ReadStatus {
+    fn combine(&mut self, o: Self) {
+        self.error = match (self.error.take(), o.error) {
+            (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+            (a, b) => a.or(b),
+        };
+        self.rows += o.rows;
+        for (a, b) in self.rejected.iter_mut().zip(o.rejected) {
+            *a += b;
+        }
+    }
+}
+
+#[derive(Clone, Default, Serialize, Deserialize)]
+struct Counts {
+    pages: u64,
+    duplicates: u64,
+}
+
+impl Combine for Counts {
+    fn combine(&mut self, o: Self) {
+        self.pages += o.pages;
+        self.duplicates += o.duplicates;
+    }
+}
+
+#[derive(Clone, Default, Serialize, Deserialize)]
+struct HostLoads(Vec<(u64, f64)>);
+
+impl Combine for HostLoads {
+    fn combine(&mut self, o: Self) {
+        self.0.extend(o.0);
+    }
+}
+
+#[derive(Clone, Default, Serialize, Deserialize)]
+struct RunId(u64);
+
+impl Combine for RunId {
+    fn combine(&mut self, o: Self) {
+        self.0 = self.0.max(o.0);
+    }
+}
+
+#[derive(Clone, Default, Serialize, Deserialize)]
+struct Costs {
+    harmonic: ExactSum,
+    binary: ExactSum,
+    starved: u64,
+    scheduled: u64,
+    zero_rate: u64,
+    hosts: u64,
+    hosts_capped: u64,
+    peak_rss: u64,
+}
+
+impl Costs {
+    fn add(&mut self, mu: f64, lambda: f64, rate: f64, complete: bool) {
+        self.harmonic.add(harmonic_cost(mu, lambda, rate, complete));
+        self.binary.add(binary_cost(mu, lambda, rate, complete));
+        self.starved += (rate <= 0.0 && lambda > 0.0) as u64;
+    }
+}
+
+impl Combine for Costs {
+    fn combine(&mut self, o: Self) {
+        self.harmonic.merge(&o.harmonic);
+        self.binary.merge(&o.binary);
+        self.starved += o.starved;
+        self.scheduled += o.scheduled;
+        self.zero_rate += o.zero_rate;
+        self.hosts += o.hosts;
+        self.hosts_capped += o.hosts_capped;
+        self.peak_rss = self.peak_rss.max(o.peak_rss);
+    }
+}
+
+#[derive(Clone, Default, Serialize, Deserialize)]
+struct Final {
+    error: Option<(u32, String)>,
+    files: Vec<FileEntry>,
+    costs: Costs,
+}
+
+impl Combine for Final {
+    fn combine(&mut self, o: Self) {
+        self.error = match (self.error.take(), o.error) {
+            (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+            (a, b) => a.or(b),
+        };
+        self.files.extend(o.files);
+        self.costs.combine(o.costs);
+    }
+}

@@ -1,0 +1,121 @@
+//! The run summary: `summary.json` for machines and a short text for people.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Wall-clock seconds per phase, as seen by worker 0.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct PhaseSeconds {
+    /// Reading and validating this worker's row groups (records are sent on while reading).
+    pub read: f64,
+    /// Waiting for every worker's records, then grouping by host and removing duplicates.
+    pub exchange: f64,
+    /// The multiplier rounds and the per-host solves.
+    pub solve: f64,
+    /// Crawler assignment, moving rows to their crawler's writer, Parquet, publishing.
+    pub write: f64,
+    pub total: f64,
+}
+
+/// What a run did, written to `summary.json` (rates per day, costs as in NeurIPS'19 eqs. 2, 12-13).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Summary {
+    pub version: String,
+    pub objective: String,
+    /// The global Lagrange multiplier nu (0 when politeness leaves bandwidth unusable).
+    pub multiplier: f64,
+    /// Rounds of the global multiplier search (each one all-reduce).
+    pub rounds: u32,
+    /// Fetches per day asked for.
+    pub bandwidth_requested: f64,
+    /// Fetches per day the rates use.
+    pub bandwidth_used: f64,
+    /// Fetches per day that politeness (or complete observations) leave unusable.
+    pub bandwidth_unusable: f64,
+    pub horizon_s: f64,
+    pub crawlers: u32,
+    /// Harmonic staleness J_h summed over scheduled and zero-rate URLs; null when infinite (some URL
+    /// that changes is never crawled, as binary freshness allows).
+    pub cost_harmonic: Option<f64>,
+    /// Binary staleness J_b summed over URLs.
+    pub cost_binary: f64,
+    /// URLs with change_rate > 0 that get no crawls (infinite harmonic cost each).
+    pub urls_starved: u64,
+    pub rows_in: u64,
+    pub rows_scheduled: u64,
+    pub rows_zero_rate: u64,
+    pub rows_rejected: u64,
+    pub rejected_by_reason: BTreeMap<String, u64>,
+    pub hosts: u64,
+    pub hosts_capped: u64,
+    /// Largest crawler load over the mean (1 = perfectly balanced).
+    pub crawler_load_max_over_mean: f64,
+    pub workers: usize,
+    pub processes: usize,
+    /// Peak resident memory of the largest process, bytes.
+    pub peak_rss_bytes: u64,
+    pub seconds: PhaseSeconds,
+}
+
+impl Summary {
+    /// A few lines for the terminal.
+    pub fn human(&self, out: &std::path::Path) -> String {
+        let mut s = String::new();
+        let pct = |a: f64, b: f64| if b > 0.0 { 100.0 * a / b } else { 0.0 };
+        s += &format!(
+            "revisit {}: {} objective, {} workers x {} processes\n",
+            self.version, self.objective, self.workers, self.processes
+        );
+        s += &format!(
+            "  rows: {} in = {} scheduled + {} zero rate + {} rejected\n",
+            self.rows_in, self.rows_scheduled, self.rows_zero_rate, self.rows_rejected
+        );
+        for (reason, n) in &self.rejected_by_reason {
+            s += &format!("    rejected {reason}: {n}\n");
+        }
+        s += &format!(
+            "  bandwidth: {:.6} fetches/day used of {:.6} ({:.2}%); unusable {:.6}\n",
+            self.bandwidth_used,
+            self.bandwidth_requested,
+            pct(self.bandwidth_used, self.bandwidth_requested),
+            self.bandwidth_unusable
+        );
+        s += &format!(
+            "  multiplier {:.6e} after {} rounds; {} of {} hosts held at their politeness cap\n",
+            self.multiplier, self.rounds, self.hosts_capped, self.hosts
+        );
+        let harmonic = self.cost_harmonic.map(|c| format!("{c:.6}")).unwrap_or_else(|| "infinite".into());
+        s += &format!(
+            "  cost: harmonic {harmonic}, binary {:.6}{}\n",
+            self.cost_binary,
+            if self.urls_starved > 0 { format!(" ({} changing URLs never crawled)", self.urls_starved) } else { String::new() }
+        );
+        s += &format!("  crawlers: {}, max/mean load {:.4}\n", self.crawlers, self.crawler_load_max_over_mean);
+        s += &format!(
+            "  seconds: read {:.2}, exchange {:.2}, solve {:.2}, write {:.2}, total {:.2}; peak RSS {:.1} MiB\n",
+            self.seconds.read,
+            self.seconds.exchange,
+            self.seconds.solve,
+            self.seconds.write,
+            self.seconds.total,
+            self.peak_rss_bytes as f64 / (1 << 20) as f64
+        );
+        s += &format!("  output: {}\n", out.display());
+        s
+    }
+}
+
+/// Peak resident set size of this process, bytes (Linux; 0 elsewhere).
+pub fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
+}
