@@ -1,0 +1,223 @@
+//! Helpers for the end-to-end tests: run the binary with a timeout, read its Parquet output.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, Int32Type, Int64Type};
+use arrow_array::{Array, RecordBatch};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_revisit");
+
+/// Longest a single run may take in a test before it counts as a hang.
+pub const TIMEOUT: Duration = Duration::from_secs(120);
+
+pub fn command(args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).env_remove("REVISIT_FAIL_AT");
+    c
+}
+
+/// Waits for `child`, killing it after `timeout`; panics on a hang.
+pub fn wait(mut child: Child, timeout: Duration) -> Output {
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("waiting for revisit").is_some() {
+            return child.wait_with_output().expect("collecting output");
+        }
+        if start.elapsed() > timeout {
+            child.kill().ok();
+            let out = child.wait_with_output().expect("collecting output");
+            panic!("revisit hung for {timeout:?}; stderr:\n{}", String::from_utf8_lossy(&out.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Runs revisit to completion (with the timeout).
+pub fn run(args: &[&str]) -> Output {
+    wait(command(args).spawn().expect("starting revisit"), TIMEOUT)
+}
+
+/// Runs revisit and asserts success.
+pub fn run_ok(args: &[&str]) -> Output {
+    let out = run(args);
+    assert!(out.status.success(), "revisit {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// Generates a page set into `dir`.
+pub fn gen(dir: &Path, urls: u64, hosts: u64, extra: &[&str]) {
+    let mut args = vec!["gen", "--out", dir.to_str().unwrap()];
+    let (u, h) = (urls.to_string(), hosts.to_string());
+    args.extend(["--urls", &u, "--hosts", &h]);
+    args.extend(extra);
+    run_ok(&args);
+}
+
+/// Free TCP ports on the loopback interface (bound then released).
+pub fn free_ports(n: usize) -> Vec<u16> {
+    let listeners: Vec<_> = (0..n).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+    listeners.iter().map(|l| l.local_addr().unwrap().port()).collect()
+}
+
+/// Writes a hostfile for `n` processes on fresh local ports.
+pub fn hostfile(dir: &Path, n: usize) -> PathBuf {
+    let path = dir.join("hostfile");
+    let lines: Vec<String> = free_ports(n).iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    path
+}
+
+/// Runs `n` processes of one job; returns their outputs.
+pub fn run_cluster(n: usize, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Vec<Output> {
+    let hf = hostfile(dir, n);
+    let children: Vec<Child> = (0..n)
+        .map(|p| {
+            let mut c = command(args);
+            c.args(["-n", &n.to_string(), "-p", &p.to_string(), "--hostfile", hf.to_str().unwrap()]);
+            for (k, v) in env {
+                c.env(k, v);
+            }
+            c.spawn().expect("starting a process")
+        })
+        .collect();
+    children.into_iter().map(|c| wait(c, TIMEOUT)).collect()
+}
+
+/// All record batches of a Parquet file.
+pub fn read_parquet(path: &Path) -> Vec<RecordBatch> {
+    let f = File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let reader = ParquetRecordBatchReaderBuilder::try_new(f).unwrap().build().unwrap();
+    reader.map(|b| b.unwrap()).collect()
+}
+
+/// A rates row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RateRow {
+    pub url: String,
+    pub host: String,
+    pub importance: f64,
+    pub change_rate: f64,
+    pub complete_obs: bool,
+    pub crawl_rate: f64,
+    pub crawl_probability: Option<f64>,
+    pub host_capped: bool,
+    pub crawler: u32,
+}
+
+/// Every rates row of an output folder, with its crawler from the partition folder name.
+pub fn read_rates(out: &Path) -> Vec<RateRow> {
+    let mut rows = Vec::new();
+    let mut dirs: Vec<_> = std::fs::read_dir(out.join("rates")).unwrap().map(|e| e.unwrap().path()).collect();
+    dirs.sort();
+    for dir in dirs {
+        let name = dir.file_name().unwrap().to_str().unwrap().to_owned();
+        let crawler: u32 = name.strip_prefix("crawler=").unwrap().parse().unwrap();
+        for file in std::fs::read_dir(&dir).unwrap() {
+            for b in read_parquet(&file.unwrap().path()) {
+                let s = |c: &str| b.column_by_name(c).unwrap().as_string::<i32>().clone();
+                let f = |c: &str| b.column_by_name(c).unwrap().as_primitive::<Float64Type>().clone();
+                let t = |c: &str| b.column_by_name(c).unwrap().as_boolean().clone();
+                let (url, host, mu, lambda, rate, prob) = (s("url"), s("host"), f("importance"), f("change_rate"), f("crawl_rate"), f("crawl_probability"));
+                let (complete, capped) = (t("complete_obs"), t("host_capped"));
+                for i in 0..b.num_rows() {
+                    rows.push(RateRow {
+                        url: url.value(i).to_owned(),
+                        host: host.value(i).to_owned(),
+                        importance: mu.value(i),
+                        change_rate: lambda.value(i),
+                        complete_obs: complete.value(i),
+                        crawl_rate: rate.value(i),
+                        crawl_probability: prob.is_valid(i).then(|| prob.value(i)),
+                        host_capped: capped.value(i),
+                        crawler,
+                    });
+                }
+            }
+        }
+    }
+    rows
+}
+
+/// A hosts row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostRow {
+    pub host: String,
+    pub crawler: i32,
+    pub cap: f64,
+    pub demand: f64,
+    pub budget: f64,
+    pub capped: bool,
+    pub multiplier: f64,
+}
+
+pub fn read_hosts(out: &Path) -> BTreeMap<String, HostRow> {
+    let mut rows = BTreeMap::new();
+    for b in read_parquet(&out.join("hosts/part-00000.parquet")) {
+        let host = b.column_by_name("host").unwrap().as_string::<i32>().clone();
+        let crawler = b.column_by_name("crawler").unwrap().as_primitive::<Int32Type>().clone();
+        let f = |c: &str| b.column_by_name(c).unwrap().as_primitive::<Float64Type>().clone();
+        let capped = b.column_by_name("capped").unwrap().as_boolean().clone();
+        let (cap, demand, budget, mult) = (f("cap"), f("demand"), f("budget"), f("multiplier"));
+        for i in 0..b.num_rows() {
+            rows.insert(
+                host.value(i).to_owned(),
+                HostRow {
+                    host: host.value(i).to_owned(),
+                    crawler: crawler.value(i),
+                    cap: cap.value(i),
+                    demand: demand.value(i),
+                    budget: budget.value(i),
+                    capped: capped.value(i),
+                    multiplier: mult.value(i),
+                },
+            );
+        }
+    }
+    rows
+}
+
+/// (file, row, reason) of every rejected row.
+pub fn read_rejected(out: &Path) -> Vec<(String, i64, String, String)> {
+    let mut rows = Vec::new();
+    for b in read_parquet(&out.join("rejected/part-00000.parquet")) {
+        let s = |c: &str| b.column_by_name(c).unwrap().as_string::<i32>().clone();
+        let row = b.column_by_name("row").unwrap().as_primitive::<Int64Type>().clone();
+        let (file, reason, column) = (s("file"), s("reason"), s("column"));
+        for i in 0..b.num_rows() {
+            rows.push((file.value(i).to_owned(), row.value(i), reason.value(i).to_owned(), column.value(i).to_owned()));
+        }
+    }
+    rows
+}
+
+pub fn summary(out: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+}
+
+/// Every file of an output folder with its bytes, except the run-specific summary and manifest.
+pub fn table_bytes(out: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    for sub in ["rates", "hosts", "rejected"] {
+        collect(&out.join(sub), out, &mut files);
+    }
+    files
+}
+
+fn collect(dir: &Path, root: &Path, files: &mut BTreeMap<String, Vec<u8>>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            collect(&p, root, files);
+        } else {
+            files.insert(p.strip_prefix(root).unwrap().display().to_string(), std::fs::read(&p).unwrap());
+        }
+    }
+}
