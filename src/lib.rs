@@ -5,6 +5,7 @@
 
 pub mod exact_sum;
 pub mod objective;
+pub mod plan;
 pub mod solve;
 pub mod units;
 pub mod io;

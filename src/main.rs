@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 use revisit::gen::{generate, GenArgs};
 use revisit::job::config::RunArgs;
+use revisit::plan::PlanCrawlersArgs;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -26,6 +27,8 @@ enum Command {
     Run(RunArgs),
     /// Write a synthetic, web-like page set (Parquet shards and a hosts table).
     Gen(GenArgs),
+    /// How many crawlers should feed one indexer (Liu & Nain §1.2: M/M/1/K queue and an MDP).
+    PlanCrawlers(PlanCrawlersArgs),
 }
 
 fn main() -> ExitCode {
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
         Command::Gen(args) => generate(&args).map(|files| {
             println!("wrote {} files under {}", files.len(), args.out.display());
         }),
+        Command::PlanCrawlers(args) => revisit::plan::run(&args).map(|text| print!("{text}")),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

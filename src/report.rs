@@ -18,6 +18,19 @@ pub struct PhaseSeconds {
     pub total: f64,
 }
 
+/// How many crawlers the static M/M/1/K indexer model recommends (Liu & Nain Prop. 1).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Recommendation {
+    pub crawlers: usize,
+    /// Its cost C (eq. 1.4): idle weight x P(idle) + pages lost, per day.
+    pub cost: f64,
+    /// Pages per day one crawler delivers at this run's bandwidth and crawler count.
+    pub arrival_rate_per_crawler: f64,
+    pub index_rate: f64,
+    pub index_buffer: usize,
+    pub index_gamma: f64,
+}
+
 /// What a run did, written to `summary.json` (rates per day, costs as in NeurIPS'19 eqs. 2, 12-13).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Summary {
@@ -53,6 +66,9 @@ pub struct Summary {
     pub crawler_load_max_over_mean: f64,
     pub workers: usize,
     pub processes: usize,
+    /// The crawler count the static indexer model recommends (with --index-rate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recommended_crawlers: Option<Recommendation>,
     /// Peak resident memory of the largest process, bytes.
     pub peak_rss_bytes: u64,
     pub seconds: PhaseSeconds,
@@ -92,6 +108,12 @@ impl Summary {
             if self.urls_starved > 0 { format!(" ({} changing URLs never crawled)", self.urls_starved) } else { String::new() }
         );
         s += &format!("  crawlers: {}, max/mean load {:.4}\n", self.crawlers, self.crawler_load_max_over_mean);
+        if let Some(r) = &self.recommended_crawlers {
+            s += &format!(
+                "  indexer ({} pages/day, buffer {}): the static model recommends {} crawlers at {:.1} pages/day each (cost {:.6})\n",
+                r.index_rate, r.index_buffer, r.crawlers, r.arrival_rate_per_crawler, r.cost
+            );
+        }
         s += &format!(
             "  seconds: read {:.2}, exchange {:.2}, solve {:.2}, write {:.2}, total {:.2}; peak RSS {:.1} MiB\n",
             self.seconds.read,

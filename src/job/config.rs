@@ -45,6 +45,16 @@ pub struct RunArgs {
     /// Output folder (replaced atomically when the run succeeds).
     #[arg(long, default_value = "out")]
     pub out: PathBuf,
+    /// Indexer capacity, pages per day: with it the summary says how many crawlers the static
+    /// M/M/1/K model recommends for this bandwidth (Liu & Nain Prop. 1; see `plan-crawlers`).
+    #[arg(long)]
+    pub index_rate: Option<f64>,
+    /// Indexer buffer in pages, the page being indexed included (with --index-rate).
+    #[arg(long, default_value_t = 1000)]
+    pub index_buffer: usize,
+    /// Cost of an idle indexer in lost pages per day (with --index-rate; default: the index rate).
+    #[arg(long)]
+    pub index_gamma: Option<f64>,
     /// No progress lines on stderr (the summary is still printed).
     #[arg(long, short)]
     pub quiet: bool,
@@ -87,6 +97,19 @@ impl RunArgs {
         }
         if self.crawlers == 0 {
             bail!("--crawlers must be at least 1");
+        }
+        if let Some(mu) = self.index_rate {
+            if !(mu.is_finite() && mu > 0.0) {
+                bail!("--index-rate must be a positive number of pages per day, got {mu}");
+            }
+            if self.index_buffer == 0 {
+                bail!("--index-buffer must be at least 1 (it counts the page being indexed)");
+            }
+            if let Some(g) = self.index_gamma {
+                if !(g.is_finite() && g >= 0.0) {
+                    bail!("--index-gamma must be a non-negative number of pages per day, got {g}");
+                }
+            }
         }
         Ok(())
     }

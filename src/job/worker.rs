@@ -20,7 +20,7 @@ use crate::io::pages::{self, Reason, Rejected};
 use crate::io::rows::RowBatch;
 use crate::io::{hosts, inputs, publish, schema};
 use crate::objective::{binary_cost, harmonic_cost};
-use crate::report::{peak_rss_bytes, PhaseSeconds, Summary};
+use crate::report::{peak_rss_bytes, PhaseSeconds, Recommendation, Summary};
 use crate::schedule::assign::{assign, imbalance};
 use crate::solve::reduce::{AllReduce, Combine};
 use crate::solve::solve;
@@ -226,6 +226,23 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
         .filter(|(_, n)| *n > 0)
         .collect();
     let rows_rejected = rejected_by_reason.values().sum();
+    let recommended_crawlers = match args.index_rate {
+        Some(index_rate) => {
+            let arrival = solution.bandwidth_used / args.crawlers as f64;
+            let gamma = args.index_gamma.unwrap_or(index_rate);
+            let (crawlers, cost) = crate::plan::recommended_crawlers(arrival, index_rate, args.index_buffer, gamma)
+                .context("--index-rate, --index-buffer, --index-gamma")?;
+            Some(Recommendation {
+                crawlers,
+                cost,
+                arrival_rate_per_crawler: arrival,
+                index_rate,
+                index_buffer: args.index_buffer,
+                index_gamma: gamma,
+            })
+        }
+        None => None,
+    };
     let write_done = Instant::now();
     let summary = Summary {
         version: VERSION.to_owned(),
@@ -248,6 +265,7 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
         hosts: c.hosts,
         hosts_capped: c.hosts_capped,
         crawler_load_max_over_mean: load_ratio,
+        recommended_crawlers,
         workers: peers / processes,
         processes,
         peak_rss_bytes: c.peak_rss,
