@@ -2,6 +2,7 @@
 //!
 //! Nothing here knows the math; the job layer moves what these functions read and write.
 
+pub mod baseline;
 pub mod columns;
 pub mod host_name;
 pub mod hosts;

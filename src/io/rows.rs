@@ -65,9 +65,31 @@ impl RowBatch {
 
     /// Appends row `i` of `from` with its crawl rate and capped flag (output rows).
     pub fn push_rated(&mut self, from: &RowBatch, i: usize, crawl_rate: f64, host_capped: bool) {
-        self.push(from.url(i), from.host(i), from.importance[i], from.change_rate[i], from.complete_obs[i], from.origin[i]);
+        self.text.extend_from_slice(from.url_bytes(i));
+        self.url_end.push(self.text.len() as u32);
+        self.text.extend_from_slice(from.host_bytes(i));
+        self.host_end.push(self.text.len() as u32);
+        self.importance.push(from.importance[i]);
+        self.change_rate.push(from.change_rate[i]);
+        self.complete_obs.push(from.complete_obs[i]);
+        self.origin.push(from.origin[i]);
         self.crawl_rate.push(crawl_rate);
         self.host_capped.push(host_capped);
+    }
+
+    /// Gives back spare capacity before the batch is sent: a received batch lives until the end of
+    /// the run, and doubling growth would leave up to half of it unused.
+    pub fn sealed(mut self) -> Self {
+        self.text.shrink_to_fit();
+        self.url_end.shrink_to_fit();
+        self.host_end.shrink_to_fit();
+        self.importance.shrink_to_fit();
+        self.change_rate.shrink_to_fit();
+        self.complete_obs.shrink_to_fit();
+        self.origin.shrink_to_fit();
+        self.crawl_rate.shrink_to_fit();
+        self.host_capped.shrink_to_fit();
+        self
     }
 
     /// Bytes of text held (to cut batches at a bounded size).

@@ -50,9 +50,11 @@ impl Arranged {
     }
 }
 
-/// Arranges `batches` for `objective`, with per-host delays and the default delay.
-pub fn arrange(batches: Vec<RowBatch>, delays: &HostDelays, default_delay: Seconds, objective: Objective) -> Arranged {
-    // (host key, url key, batch, row): sorted numerically, bytes compared only on equal keys.
+/// The rows of `batches` in canonical order: by host key, then URL key, then host and URL bytes and
+/// origin on equal keys; hosts whose keys collide are kept apart. Returns (host key, url key, batch,
+/// row). The order depends only on the rows, not on which batch holds them.
+pub fn canonical_order(batches: &[RowBatch]) -> Vec<(u64, u64, u32, u32)> {
+    // Sorted numerically; bytes are compared only on equal keys (duplicates, collisions).
     let mut keys: Vec<(u64, u64, u32, u32)> = Vec::with_capacity(batches.iter().map(RowBatch::len).sum());
     for (b, batch) in batches.iter().enumerate() {
         for r in 0..batch.len() {
@@ -84,6 +86,13 @@ pub fn arrange(batches: Vec<RowBatch>, delays: &HostDelays, default_delay: Secon
         }
         start = end;
     }
+    keys
+}
+
+/// Arranges `batches` for `objective`, with per-host delays and the default delay.
+pub fn arrange(batches: Vec<RowBatch>, delays: &HostDelays, default_delay: Seconds, objective: Objective) -> Arranged {
+    let keys = canonical_order(&batches);
+    let row = |k: &(u64, u64, u32, u32)| (&batches[k.2 as usize], k.3 as usize);
 
     let mut arena = Arena::new();
     let mut pages = Vec::with_capacity(keys.len());

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use arrow_array::builder::{BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder};
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::{ArrayRef, RecordBatch, StringArray};
+use arrow_buffer::{Buffer, OffsetBuffer};
 use serde::{Deserialize, Serialize};
 
 use crate::io::pages::Rejected;
@@ -17,15 +18,14 @@ use crate::io::schema;
 pub fn write_rates(path: &Path, batches: &[RowBatch], order: &[(u32, u32)], metadata: &[(String, String)]) -> Result<(u64, u64)> {
     let mut writer = parquet_out::Writer::create(path, schema::rates(), metadata, ROW_GROUP_ROWS)?;
     for chunk in order.chunks(ROW_GROUP_ROWS) {
-        let mut url = StringBuilder::new();
-        let mut host = StringBuilder::new();
+        let (mut url, mut host) = (Utf8Column::default(), Utf8Column::default());
         let (mut mu, mut lambda, mut rate, mut prob) =
             (Float64Builder::new(), Float64Builder::new(), Float64Builder::new(), Float64Builder::new());
         let (mut complete, mut capped) = (BooleanBuilder::new(), BooleanBuilder::new());
         for &(b, r) in chunk {
             let (batch, r) = (&batches[b as usize], r as usize);
-            url.append_value(batch.url(r));
-            host.append_value(batch.host(r));
+            url.push(batch.url_bytes(r));
+            host.push(batch.host_bytes(r));
             mu.append_value(batch.importance[r]);
             lambda.append_value(batch.change_rate[r]);
             complete.append_value(batch.complete_obs[r]);
@@ -40,8 +40,8 @@ pub fn write_rates(path: &Path, batches: &[RowBatch], order: &[(u32, u32)], meta
             capped.append_value(batch.host_capped[r]);
         }
         let columns: Vec<ArrayRef> = vec![
-            Arc::new(url.finish()),
-            Arc::new(host.finish()),
+            Arc::new(url.finish()?),
+            Arc::new(host.finish()?),
             Arc::new(mu.finish()),
             Arc::new(lambda.finish()),
             Arc::new(complete.finish()),
@@ -52,6 +52,25 @@ pub fn write_rates(path: &Path, batches: &[RowBatch], order: &[(u32, u32)], meta
         writer.write(&RecordBatch::try_new(schema::rates(), columns)?)?;
     }
     writer.finish()
+}
+
+/// A UTF-8 column assembled from bytes and validated once, in bulk (not row by row).
+#[derive(Default)]
+struct Utf8Column {
+    values: Vec<u8>,
+    lengths: Vec<usize>,
+}
+
+impl Utf8Column {
+    fn push(&mut self, bytes: &[u8]) {
+        self.values.extend_from_slice(bytes);
+        self.lengths.push(bytes.len());
+    }
+
+    fn finish(self) -> Result<StringArray> {
+        let offsets = OffsetBuffer::<i32>::from_lengths(self.lengths);
+        Ok(StringArray::try_new(offsets, Buffer::from_vec(self.values), None)?)
+    }
 }
 
 /// One row of the hosts table (cap, demand and budget in fetches per horizon).

@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use timely::worker::Worker;
 
-use super::arrange::{arrange, route};
+use super::arrange::{arrange, canonical_order, route};
 use super::channel::{Reducer, Shuffle};
 use super::config::{RunArgs, DEFAULT_BANDWIDTH_FRACTION};
 use super::output::{write_hosts, write_rates, write_rejected, HostRow};
@@ -20,7 +20,7 @@ use crate::io::pages::{self, Reason, Rejected};
 use crate::io::rows::RowBatch;
 use crate::io::{hosts, inputs, publish, schema};
 use crate::objective::{binary_cost, harmonic_cost};
-use crate::report::{peak_rss_bytes, PhaseSeconds, Recommendation, Summary};
+use crate::report::{peak_rss_bytes, rss_bytes, PhaseSeconds, Recommendation, Summary};
 use crate::schedule::assign::{assign, imbalance};
 use crate::solve::reduce::{AllReduce, Combine};
 use crate::solve::solve;
@@ -39,7 +39,7 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
     let lead = index == 0;
     let say = |msg: String| {
         if lead && !args.quiet {
-            eprintln!("[revisit] {msg}");
+            eprintln!("[revisit] {msg} [{:.2} s, RSS {} MiB]", started.elapsed().as_secs_f64(), rss_bytes() >> 20);
         }
     };
 
@@ -78,7 +78,7 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
                 let batch = &mut outgoing[dest];
                 batch.push(row.url, row.host, row.importance, row.change_rate, row.complete_obs, row.origin);
                 if batch.text_bytes() >= BATCH_TEXT_BYTES {
-                    pages_channel.send(std::mem::replace(batch, RowBatch::new(dest as u32)));
+                    pages_channel.send(std::mem::replace(batch, RowBatch::new(dest as u32)).sealed());
                 }
             },
             |r| rejected.push(r),
@@ -93,7 +93,7 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
     }
     bar.finish_and_clear();
     for batch in outgoing.into_iter().filter(|b| !b.is_empty()) {
-        pages_channel.send(batch);
+        pages_channel.send(batch.sealed());
     }
     let read_done = Instant::now();
     let received = pages_channel.finish_round(worker);
@@ -107,6 +107,7 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
     }
 
     // Arrange: group by host, drop duplicates, join politeness delays.
+    say(format!("received {} batches; text {} / {} MiB capacity", received.len(), received.iter().map(|b| b.text.len()).sum::<usize>() >> 20, received.iter().map(|b| b.text.capacity()).sum::<usize>() >> 20));
     let arranged = arrange(received, &delays, Seconds(args.min_delay_s), args.objective);
     let counts = reducer.all_reduce(Counts { pages: arranged.arena.pages() as u64, duplicates: arranged.duplicates.len() as u64 });
     rejected.extend(arranged.duplicates.iter().cloned());
@@ -149,34 +150,22 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
         assignment[i]
     };
     let load_ratio = imbalance(&all_hosts, &assignment, args.crawlers);
+    say(format!("assigned {} hosts to {} crawlers (max/mean load {load_ratio:.4}) in {:.2} s", all_hosts.len(), args.crawlers, solve_done.elapsed().as_secs_f64()));
 
-    // Send each scheduled row to the worker writing its crawler; hosts and rejections to the lead.
+    // Hosts and rejections go to the lead, which writes their tables.
     fail_point("write", index);
     let horizon = Seconds(args.horizon_s);
-    let mut costs = Costs::default();
-    let mut host_rows = Vec::with_capacity(arranged.arena.hosts());
-    let mut by_crawler: BTreeMap<u32, RowBatch> = BTreeMap::new();
     let arena = &arranged.arena;
+    let mut costs = Costs::default();
+    let mut host_rows = Vec::with_capacity(arena.hosts());
+    let mut hosts_of_crawler: Vec<Vec<usize>> = vec![Vec::new(); args.crawlers as usize];
     for h in 0..arena.hosts() {
         let crawler = crawler_of(arranged.host_keys[h]);
+        hosts_of_crawler[crawler as usize].push(h);
         let hp = solution.hosts[h];
-        let batch = by_crawler.entry(crawler).or_insert_with(|| output_batch(crawler, peers));
         for i in arena.host_pages(h) {
             let rate = solution.rates[i];
-            let (b, r) = arranged.pages[i];
-            let source = &arranged.batches[b as usize];
-            let (mu, lambda, complete) = (arena.importance[i], arena.change_rate[i], arena.response[i].complete_obs());
-            costs.add(mu, lambda, rate, complete);
-            if rate > 0.0 {
-                batch.push_rated(source, r as usize, rate, hp.capped);
-                costs.scheduled += 1;
-            } else {
-                costs.zero_rate += 1;
-            }
-        }
-        if batch.text_bytes() >= BATCH_TEXT_BYTES {
-            let full = std::mem::replace(batch, output_batch(crawler, peers));
-            crawler_channel.send(full);
+            costs.add(arena.importance[i], arena.change_rate[i], rate, arena.response[i].complete_obs());
         }
         host_rows.push(HostRow {
             host: arranged.host_name(h).to_owned(),
@@ -187,26 +176,60 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
             capped: hp.capped,
             multiplier: hp.price,
         });
-        costs.hosts += 1;
-        costs.hosts_capped += hp.capped as u64;
     }
-    for (_, batch) in by_crawler.into_iter().filter(|(_, b)| !b.is_empty()) {
-        crawler_channel.send(batch);
-    }
-    let to_lead = bincode::serialize(&(host_rows, rejected)).context("encoding host rows")?;
-    gather_channel.send((0, to_lead));
-    let for_me = crawler_channel.finish_round(reducer.worker);
+    gather_channel.send((0, bincode::serialize(&(host_rows, rejected)).context("encoding host rows")?));
     let gathered = gather_channel.finish_round(reducer.worker);
 
-    // Write into the staging folder every worker agrees on.
+    // The staging folder every worker agrees on.
     let run_id = reducer.all_reduce(RunId(run_id_candidate()));
     let staging = publish::staging_dir(&args.out, &format!("{:016x}", run_id.0));
     let metadata = file_metadata(args, solution.multiplier, bandwidth);
-    let written = write_my_files(&staging, args, index, peers, for_me, gathered, &files, &metadata);
-    let (files_written, error) = match written {
-        Ok(f) => (f, None),
-        Err(e) => (Vec::new(), Some((index as u32, format!("{e:#}")))),
-    };
+    let mut files_written = Vec::new();
+    let mut error: Option<(u32, String)> = None;
+    if lead {
+        match write_lead_tables(&staging, gathered, &files, &metadata) {
+            Ok(f) => files_written.extend(f),
+            Err(e) => error = Some((0, format!("{e:#}"))),
+        }
+    }
+
+    // Rates, in rounds of one crawler per worker: each worker sends the round's rows to their
+    // crawler's writer, which writes that partition while the others do theirs. Only one round of
+    // rows is ever copied at a time.
+    for first in (0..args.crawlers).step_by(peers) {
+        for crawler in first..(first + peers as u32).min(args.crawlers) {
+            let mut batch = output_batch(crawler, peers);
+            for &h in &hosts_of_crawler[crawler as usize] {
+                let capped = solution.hosts[h].capped;
+                for i in arena.host_pages(h) {
+                    let rate = solution.rates[i];
+                    if rate > 0.0 {
+                        let (b, r) = arranged.pages[i];
+                        batch.push_rated(&arranged.batches[b as usize], r as usize, rate, capped);
+                    }
+                }
+                if batch.text_bytes() >= BATCH_TEXT_BYTES {
+                    crawler_channel.send(std::mem::replace(&mut batch, output_batch(crawler, peers)).sealed());
+                }
+            }
+            if !batch.is_empty() {
+                crawler_channel.send(batch.sealed());
+            }
+        }
+        let mine = crawler_channel.finish_round(reducer.worker);
+        let crawler = first + index as u32;
+        if crawler < args.crawlers && error.is_none() {
+            match write_crawler(&staging, args.crawlers, crawler, &mine, &metadata) {
+                Ok(entry) => files_written.push(entry),
+                Err(e) => error = Some((index as u32, format!("{e:#}"))),
+            }
+        }
+    }
+    costs.scheduled = solution.rates.iter().filter(|&&r| r > 0.0).count() as u64;
+    costs.zero_rate = solution.rates.len() as u64 - costs.scheduled;
+    costs.hosts = arena.hosts() as u64;
+    costs.hosts_capped = solution.hosts.iter().filter(|h| h.capped).count() as u64;
+    say(format!("wrote this worker's files at {:.2} s after the solve", solve_done.elapsed().as_secs_f64()));
     costs.peak_rss = peak_rss_bytes();
     let fin = reducer.all_reduce(Final { error, files: files_written, costs });
     if let Some((_, message)) = fin.error {
@@ -293,57 +316,47 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
     Ok(Some(summary))
 }
 
-/// Writes this worker's crawler partitions, and (lead) the hosts and rejected tables.
-#[allow(clippy::too_many_arguments)]
-fn write_my_files(
+/// Writes the rates partition of `crawler` from the rows received for it, in canonical order
+/// (grouped by host; the same bytes whatever the worker count).
+fn write_crawler(
     staging: &std::path::Path,
-    args: &RunArgs,
-    index: usize,
-    peers: usize,
-    for_me: Vec<RowBatch>,
+    crawlers: u32,
+    crawler: u32,
+    rows: &[RowBatch],
+    metadata: &[(String, String)],
+) -> Result<FileEntry> {
+    let order: Vec<(u32, u32)> = canonical_order(rows).into_iter().map(|k| (k.2, k.3)).collect();
+    let width = crawler_digits(crawlers);
+    let rel = format!("rates/crawler={crawler:0width$}/part-00000.parquet");
+    let path = staging.join(&rel);
+    std::fs::create_dir_all(path.parent().unwrap_or(staging)).with_context(|| format!("creating {}", path.display()))?;
+    let (n, bytes) = write_rates(&path, rows, &order, metadata)?;
+    Ok(FileEntry { path: rel, rows: n, bytes })
+}
+
+/// Writes the hosts and rejected tables from every worker's share (lead only).
+fn write_lead_tables(
+    staging: &std::path::Path,
     gathered: Vec<(u32, Vec<u8>)>,
     files: &[PathBuf],
     metadata: &[(String, String)],
 ) -> Result<Vec<FileEntry>> {
+    let mut host_rows = Vec::new();
+    let mut rejected = Vec::new();
+    for (_, bytes) in gathered {
+        let (h, r): (Vec<HostRow>, Vec<Rejected>) = bincode::deserialize(&bytes).context("decoding host rows")?;
+        host_rows.extend(h);
+        rejected.extend(r);
+    }
+    host_rows.sort_by(|a, b| a.host.cmp(&b.host));
+    rejected.sort_by_key(|r| r.origin);
     let mut written = Vec::new();
-    let width = crawler_digits(args.crawlers);
-    // Rows of each crawler, sorted by host then URL: the order a crawler or an analyst reads them.
-    let mut by_crawler: BTreeMap<u32, Vec<(u32, u32)>> = BTreeMap::new();
-    for (b, batch) in for_me.iter().enumerate() {
-        let rows = by_crawler.entry(batch.group).or_default();
-        rows.extend((0..batch.len() as u32).map(|r| (b as u32, r)));
-    }
-    for crawler in (0..args.crawlers).filter(|c| *c as usize % peers == index) {
-        let mut rows = by_crawler.remove(&crawler).unwrap_or_default();
-        rows.sort_unstable_by(|a, b| {
-            let (ba, bb) = (&for_me[a.0 as usize], &for_me[b.0 as usize]);
-            ba.host_bytes(a.1 as usize)
-                .cmp(bb.host_bytes(b.1 as usize))
-                .then_with(|| ba.url_bytes(a.1 as usize).cmp(bb.url_bytes(b.1 as usize)))
-        });
-        let rel = format!("rates/crawler={crawler:0width$}/part-00000.parquet");
-        let path = staging.join(&rel);
-        std::fs::create_dir_all(path.parent().unwrap_or(staging)).with_context(|| format!("creating {}", path.display()))?;
-        let (n, bytes) = write_rates(&path, &for_me, &rows, metadata)?;
-        written.push(FileEntry { path: rel, rows: n, bytes });
-    }
-    if index == 0 {
-        let mut host_rows = Vec::new();
-        let mut rejected = Vec::new();
-        for (_, bytes) in gathered {
-            let (h, r): (Vec<HostRow>, Vec<Rejected>) = bincode::deserialize(&bytes).context("decoding host rows")?;
-            host_rows.extend(h);
-            rejected.extend(r);
-        }
-        host_rows.sort_by(|a, b| a.host.cmp(&b.host));
-        rejected.sort_by_key(|r| r.origin);
-        std::fs::create_dir_all(staging.join("hosts"))?;
-        let (n, bytes) = write_hosts(&staging.join("hosts/part-00000.parquet"), &host_rows, metadata)?;
-        written.push(FileEntry { path: "hosts/part-00000.parquet".into(), rows: n, bytes });
-        std::fs::create_dir_all(staging.join("rejected"))?;
-        let (n, bytes) = write_rejected(&staging.join("rejected/part-00000.parquet"), &rejected, files, metadata)?;
-        written.push(FileEntry { path: "rejected/part-00000.parquet".into(), rows: n, bytes });
-    }
+    std::fs::create_dir_all(staging.join("hosts")).with_context(|| format!("creating {}", staging.display()))?;
+    let (n, bytes) = write_hosts(&staging.join("hosts/part-00000.parquet"), &host_rows, metadata)?;
+    written.push(FileEntry { path: "hosts/part-00000.parquet".into(), rows: n, bytes });
+    std::fs::create_dir_all(staging.join("rejected"))?;
+    let (n, bytes) = write_rejected(&staging.join("rejected/part-00000.parquet"), &rejected, files, metadata)?;
+    written.push(FileEntry { path: "rejected/part-00000.parquet".into(), rows: n, bytes });
     Ok(written)
 }
 
@@ -479,6 +492,7 @@ struct Costs {
 
 impl Costs {
     fn add(&mut self, mu: f64, lambda: f64, rate: f64, complete: bool) {
+        // scheduled, zero_rate and the host counts are filled in once, from the solution
         self.harmonic.add(harmonic_cost(mu, lambda, rate, complete));
         self.binary.add(binary_cost(mu, lambda, rate, complete));
         self.starved += (rate <= 0.0 && lambda > 0.0) as u64;

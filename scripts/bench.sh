@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# End-to-end benchmark (issue 2): generate N URLs (default 10M), then measure in one run the bare
+# Parquet read + write of the same data and the revisit job, on the same threads; print one JSON line.
+#
+#   scripts/bench.sh                 # 10M URLs, 2 workers, data in bench-data/ (kept between runs)
+#   URLS=1000000 WORKERS=2 scripts/bench.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+urls=${URLS:-10000000}
+workers=${WORKERS:-2}
+objective=${OBJECTIVE:-harmonic}
+dir=${BENCH_DIR:-bench-data}/$urls
+cargo build --release --quiet
+bin=target/release/revisit
+if [ ! -f "$dir/hosts.parquet" ]; then
+  "$bin" gen --urls "$urls" --shards 16 --row-group-rows 131072 --out "$dir" >&2
+fi
+rm -rf "$dir/bare" "$dir/out"
+bare=$("$bin" bench-io "$dir/pages" --out "$dir/bare" -w "$workers")
+start=$(date +%s.%N)
+"$bin" run "$dir/pages" --hosts "$dir/hosts.parquet" --objective "$objective" --out "$dir/out" -w "$workers" -q >&2
+end=$(date +%s.%N)
+python3 - "$bare" "$dir/out/summary.json" "$start" "$end" "$urls" <<'PY'
+import json, sys
+bare = json.loads(sys.argv[1]); s = json.load(open(sys.argv[2]))
+wall = float(sys.argv[4]) - float(sys.argv[3]); urls = int(sys.argv[5])
+print(json.dumps({
+    "urls": urls, "workers": s["workers"], "objective": s["objective"],
+    "end_to_end_s": round(wall, 3), "job_total_s": round(s["seconds"]["total"], 3),
+    "bare_io_s": round(bare["seconds"], 3), "ratio_to_bare_io": round(wall / bare["seconds"], 3),
+    "rounds": s["rounds"], "solve_s": round(s["seconds"]["solve"], 3),
+    "phases_s": {k: round(v, 3) for k, v in s["seconds"].items()},
+    "peak_rss_bytes_per_url": round(s["peak_rss_bytes"] / urls, 1),
+    "hosts": s["hosts"], "hosts_capped": s["hosts_capped"],
+    "crawler_load_max_over_mean": round(s["crawler_load_max_over_mean"], 4),
+}))
+PY
