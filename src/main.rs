@@ -26,6 +26,7 @@ enum Command {
     /// Compute every URL's crawl rate, per-host budgets and one partition per crawler.
     ///
     /// With no arguments it runs on the sample page set in data/ and writes out/.
+    #[command(args_override_self = true)]
     Run(RunArgs),
     /// Write a synthetic, web-like page set (Parquet shards and a hosts table).
     Gen(GenArgs),
@@ -53,7 +54,14 @@ fn main() -> ExitCode {
         default_hook(info);
         std::process::abort();
     }));
-    let cli = Cli::parse();
+    let argv = match revisit::job::config::expand_job_file(std::env::args().collect()) {
+        Ok(argv) => argv,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let cli = Cli::parse_from(argv);
     let result = match cli.command {
         Command::Run(args) => {
             let out = args.out.clone();

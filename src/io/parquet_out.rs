@@ -11,6 +11,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 
 /// Rows per row group: large enough for fast scans, small enough for readers to parallelise.
 pub const ROW_GROUP_ROWS: usize = 128 * 1024;
@@ -28,7 +29,14 @@ impl Writer {
     /// Creates `path` for rows of `schema`, with `metadata` in the footer.
     pub fn create(path: &Path, schema: SchemaRef, metadata: &[(String, String)], row_group_rows: usize) -> Result<Writer> {
         let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        let props = WriterProperties::builder()
+        let mut props = WriterProperties::builder();
+        // Dictionaries only where values repeat (hosts, reasons, file names): for URLs and measured
+        // numbers the writer would hash every value only to give up on a dictionary that never fits.
+        for field in schema.fields() {
+            let repeats = matches!(field.name().as_str(), "host" | "reason" | "column" | "file");
+            props = props.set_column_dictionary_enabled(ColumnPath::from(field.name().as_str()), repeats);
+        }
+        let props = props
             .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?))
             .set_max_row_group_row_count(Some(row_group_rows))
             .set_key_value_metadata(Some(metadata.iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone())).collect()))

@@ -1,7 +1,7 @@
 //! From the rows a worker received to its solver arena: grouped by host in a canonical order
 //! (independent of arrival order and worker count), duplicates removed, caps joined.
 
-use xxhash_rust::xxh3::xxh3_64_with_seed;
+use xxhash_rust::xxh3::{xxh3_128_with_seed, xxh3_64_with_seed};
 
 use crate::io::hosts::HostDelays;
 use crate::io::pages::{Reason, Rejected};
@@ -18,10 +18,11 @@ const URL_KEY_SEED: u64 = 0x7572_6c;
 /// nothing about its crawler (STACK.md gotcha 4).
 const ROUTE_SEED: u64 = 0x726f_7574_65;
 
-/// The key of a host (stable across runs, machines and worker counts).
+/// The 64-bit key of a host (stable across runs, machines and worker counts), for crawler
+/// assignment: the low bits of its 128-bit identity.
 #[inline]
 pub fn host_key(host: &[u8]) -> u64 {
-    xxh3_64_with_seed(host, HOST_KEY_SEED)
+    host_key128(host) as u64
 }
 
 /// The worker a host's pages go to.
@@ -50,49 +51,39 @@ impl Arranged {
     }
 }
 
-/// The rows of `batches` in canonical order: by host key, then URL key, then host and URL bytes and
-/// origin on equal keys; hosts whose keys collide are kept apart. Returns (host key, url key, batch,
-/// row). The order depends only on the rows, not on which batch holds them.
-pub fn canonical_order(batches: &[RowBatch]) -> Vec<(u64, u64, u32, u32)> {
-    // Sorted numerically; bytes are compared only on equal keys (duplicates, collisions).
-    let mut keys: Vec<(u64, u64, u32, u32)> = Vec::with_capacity(batches.iter().map(RowBatch::len).sum());
+/// A row's identity and place in canonical order: (host key, URL key, batch, row).
+pub type RowKey = (u128, u128, u32, u32);
+
+/// The rows of `batches` in canonical order: by 128-bit host key, then 128-bit URL key, then origin.
+/// The order depends only on the rows, not on which batch holds them.
+///
+/// Hosts and URLs are identified by their 128-bit xxh3 hashes: comparing bytes instead cost 13% of
+/// a run in cache misses (sorted rows are scattered over the batches), and a collision among 10^9
+/// distinct values has probability below 10^-20.
+pub fn canonical_order(batches: &[RowBatch]) -> Vec<RowKey> {
+    let mut keys: Vec<RowKey> = Vec::with_capacity(batches.iter().map(RowBatch::len).sum());
     for (b, batch) in batches.iter().enumerate() {
         for r in 0..batch.len() {
-            keys.push((host_key(batch.host_bytes(r)), xxh3_64_with_seed(batch.url_bytes(r), URL_KEY_SEED), b as u32, r as u32));
+            keys.push((host_key128(batch.host_bytes(r)), xxh3_128_with_seed(batch.url_bytes(r), URL_KEY_SEED), b as u32, r as u32));
         }
     }
-    let row = |k: &(u64, u64, u32, u32)| (&batches[k.2 as usize], k.3 as usize);
-    let full_order = |a: &(u64, u64, u32, u32), b: &(u64, u64, u32, u32)| {
-        let ((ba, ra), (bb, rb)) = (row(a), row(b));
-        ba.host_bytes(ra)
-            .cmp(bb.host_bytes(rb))
-            .then(a.1.cmp(&b.1))
-            .then_with(|| ba.url_bytes(ra).cmp(bb.url_bytes(rb)))
-            .then(ba.origin[ra].cmp(&bb.origin[rb]))
-    };
-    keys.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then_with(|| full_order(a, b)));
-    // Two hosts whose keys collide interleave: re-sort such runs by host name (rare; keeps it exact).
-    let mut start = 0;
-    while start < keys.len() {
-        let mut end = start + 1;
-        let mut mixed = false;
-        while end < keys.len() && keys[end].0 == keys[start].0 {
-            let ((b0, r0), (b1, r1)) = (row(&keys[start]), row(&keys[end]));
-            mixed |= b0.host_bytes(r0) != b1.host_bytes(r1);
-            end += 1;
-        }
-        if mixed {
-            keys[start..end].sort_by(full_order);
-        }
-        start = end;
-    }
+    // Equal keys are duplicates: the first by origin (file, then row) sorts first and is kept.
+    keys.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then_with(|| batches[a.2 as usize].origin[a.3 as usize].cmp(&batches[b.2 as usize].origin[b.3 as usize]))
+    });
     keys
+}
+
+/// The 128-bit identity of a host (its low 64 bits are [`host_key`]).
+#[inline]
+fn host_key128(host: &[u8]) -> u128 {
+    xxh3_128_with_seed(host, HOST_KEY_SEED)
 }
 
 /// Arranges `batches` for `objective`, with per-host delays and the default delay.
 pub fn arrange(batches: Vec<RowBatch>, delays: &HostDelays, default_delay: Seconds, objective: Objective) -> Arranged {
     let keys = canonical_order(&batches);
-    let row = |k: &(u64, u64, u32, u32)| (&batches[k.2 as usize], k.3 as usize);
+    let row = |k: &RowKey| (&batches[k.2 as usize], k.3 as usize);
 
     let mut arena = Arena::new();
     let mut pages = Vec::with_capacity(keys.len());
@@ -100,20 +91,15 @@ pub fn arrange(batches: Vec<RowBatch>, delays: &HostDelays, default_delay: Secon
     let mut duplicates = Vec::new();
     let mut i = 0;
     while i < keys.len() {
+        let host = keys[i].0;
         let (b0, r0) = row(&keys[i]);
-        let host = b0.host_bytes(r0);
-        let delay = std::str::from_utf8(host).ok().and_then(|h| delays.get(h)).copied().unwrap_or(default_delay);
+        let delay = std::str::from_utf8(b0.host_bytes(r0)).ok().and_then(|h| delays.get(h)).copied().unwrap_or(default_delay);
         let cap = if delay.0 > 0.0 { politeness_cap(delay).0 } else { f64::INFINITY };
-        let first_page = pages.len();
         let mut members = Vec::new();
-        let mut previous_url: Option<&[u8]> = None;
-        while i < keys.len() {
+        let mut previous_url: Option<u128> = None;
+        while i < keys.len() && keys[i].0 == host {
             let (b, r) = row(&keys[i]);
-            if b.host_bytes(r) != host {
-                break;
-            }
-            let url = b.url_bytes(r);
-            if previous_url == Some(url) {
+            if previous_url == Some(keys[i].1) {
                 duplicates.push(Rejected {
                     origin: b.origin[r],
                     reason: Reason::DuplicateUrl,
@@ -125,13 +111,12 @@ pub fn arrange(batches: Vec<RowBatch>, delays: &HostDelays, default_delay: Secon
             } else {
                 members.push((b.importance[r], b.change_rate[r], Response::of(objective, b.complete_obs[r])));
                 pages.push((keys[i].2, keys[i].3));
-                previous_url = Some(url);
+                previous_url = Some(keys[i].1);
             }
             i += 1;
         }
-        debug_assert!(pages.len() > first_page);
         arena.push_host(cap, members);
-        host_keys.push(keys[i - 1].0);
+        host_keys.push(host as u64);
     }
     Arranged { batches, pages, host_keys, arena, duplicates }
 }

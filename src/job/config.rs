@@ -17,16 +17,20 @@ pub struct RunArgs {
     /// importance (> 0), change_rate (changes per day, >= 0), and optionally host (else taken from
     /// the URL) and complete_obs (bool). Default: the sample in data/ with its hosts table.
     pub inputs: Vec<String>,
+    /// Job spec (TOML) with any of these options as keys, e.g. jobs/nightly.toml; options given on
+    /// the command line win over the file.
+    #[arg(long, value_name = "FILE")]
+    pub job: Option<PathBuf>,
     /// Hosts table (Parquet: host, min_delay_s) with per-host politeness delays, e.g. robots.txt
     /// Crawl-delay; hosts not listed get --min-delay-s.
     #[arg(long)]
     pub hosts: Option<PathBuf>,
     /// Total crawl bandwidth, fetches per day over all crawlers.
-    #[arg(long, conflicts_with = "bandwidth_fraction")]
+    #[arg(long, value_name = "FETCHES_PER_DAY")]
     pub bandwidth: Option<f64>,
     /// Bandwidth as a multiple of the number of valid URLs (0.2 = one fetch per URL every 5 days on
     /// average). Default 0.2 when --bandwidth is not given.
-    #[arg(long)]
+    #[arg(long, value_name = "MULTIPLE")]
     pub bandwidth_fraction: Option<f64>,
     /// What "fresh" means: harmonic (staleness grows with every missed change; LambdaCrawl,
     /// NeurIPS'19) or binary (fraction of time pages are fresh; Azar et al., PNAS'18).
@@ -34,10 +38,10 @@ pub struct RunArgs {
     pub objective: Objective,
     /// Politeness: minimum seconds between two requests to one host, for hosts not in --hosts. A
     /// host's cap is horizon / min_delay fetches per horizon.
-    #[arg(long, default_value_t = 15.0)]
+    #[arg(long, default_value_t = 15.0, value_name = "SECONDS")]
     pub min_delay_s: f64,
     /// Planning horizon in seconds (caps and budgets in the hosts table are per horizon).
-    #[arg(long, default_value_t = 86_400.0)]
+    #[arg(long, default_value_t = 86_400.0, value_name = "SECONDS")]
     pub horizon_s: f64,
     /// Number of crawlers; each host is crawled by exactly one.
     #[arg(long, default_value_t = 10)]
@@ -47,7 +51,7 @@ pub struct RunArgs {
     pub out: PathBuf,
     /// Indexer capacity, pages per day: with it the summary says how many crawlers the static
     /// M/M/1/K model recommends for this bandwidth (Liu & Nain Prop. 1; see `plan-crawlers`).
-    #[arg(long)]
+    #[arg(long, value_name = "PAGES_PER_DAY")]
     pub index_rate: Option<f64>,
     /// Indexer buffer in pages, the page being indexed included (with --index-rate).
     #[arg(long, default_value_t = 1000)]
@@ -79,6 +83,9 @@ impl RunArgs {
     /// Checks the numeric parameters before any work starts.
     pub fn validate(&self) -> anyhow::Result<()> {
         use anyhow::bail;
+        if self.bandwidth.is_some() && self.bandwidth_fraction.is_some() {
+            bail!("give --bandwidth or --bandwidth-fraction, not both (a job file may set one of them)");
+        }
         if let Some(r) = self.bandwidth {
             if !(r.is_finite() && r > 0.0) {
                 bail!("--bandwidth must be a positive number of fetches per day, got {r}");
@@ -112,5 +119,115 @@ impl RunArgs {
             }
         }
         Ok(())
+    }
+}
+
+/// Expands `run --job FILE` in a command line: the file's keys become options placed before the
+/// command line's own, so the command line wins (the `run` command lets a later option override an
+/// earlier one). `inputs` (a list) applies only when the command line names no input.
+pub fn expand_job_file(argv: Vec<String>) -> anyhow::Result<Vec<String>> {
+    use anyhow::{bail, Context};
+    let Some(run_at) = argv.iter().position(|a| a == "run") else { return Ok(argv) };
+    let job_at = argv.iter().skip(run_at).position(|a| a == "--job" || a.starts_with("--job=")).map(|i| i + run_at);
+    let Some(job_at) = job_at else { return Ok(argv) };
+    let path = match argv[job_at].strip_prefix("--job=") {
+        Some(p) => p.to_owned(),
+        None => argv.get(job_at + 1).cloned().context("--job needs a file")?,
+    };
+    let text = std::fs::read_to_string(&path).with_context(|| format!("reading job file {path}"))?;
+    let table: toml::Table = text.parse().with_context(|| format!("job file {path} is not valid TOML"))?;
+    let mut from_file = Vec::new();
+    let mut inputs = Vec::new();
+    for (key, value) in &table {
+        let flag = format!("--{}", key.replace('_', "-"));
+        match value {
+            toml::Value::Array(items) if key == "inputs" => {
+                for item in items {
+                    match item.as_str() {
+                        Some(s) => inputs.push(s.to_owned()),
+                        None => bail!("job file {path}: inputs must be a list of strings"),
+                    }
+                }
+            }
+            toml::Value::String(s) => from_file.extend([flag, s.clone()]),
+            toml::Value::Integer(i) => from_file.extend([flag, i.to_string()]),
+            toml::Value::Float(f) => from_file.extend([flag, f.to_string()]),
+            toml::Value::Boolean(true) => from_file.push(flag),
+            toml::Value::Boolean(false) => {}
+            _ => bail!("job file {path}: key {key} must be a string, a number or a boolean"),
+        }
+    }
+    let mut out: Vec<String> = argv[..=run_at].to_vec();
+    out.extend(from_file);
+    out.extend(argv[run_at + 1..].iter().cloned());
+    // The command line's own inputs win; else the file's.
+    let explicit_inputs = has_positional(&argv[run_at + 1..]);
+    if !explicit_inputs && !inputs.is_empty() {
+        out.push("--".into());
+        out.extend(inputs);
+    }
+    Ok(out)
+}
+
+/// Whether run's arguments include a positional (an input), knowing which options take a value.
+fn has_positional(args: &[String]) -> bool {
+    const FLAGS: [&str; 3] = ["-q", "--quiet", "--help"];
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if a == "--" {
+            return i + 1 < args.len();
+        }
+        if a.starts_with('-') {
+            let takes_value = !FLAGS.contains(&a.as_str()) && !a.contains('=');
+            i += if takes_value { 2 } else { 1 };
+        } else {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn the_command_line_wins_over_the_job_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = dir.path().join("j.toml");
+        std::fs::write(&job, "inputs = [\"a\", \"b\"]\ncrawlers = 4\nobjective = \"binary\"\nquiet = true\nmin_delay_s = 2.5\n").unwrap();
+        let j = job.to_str().unwrap();
+        let run = parse(expand_job_file(argv(&format!("revisit run --job {j} --crawlers 7"))).unwrap());
+        assert_eq!(run.crawlers, 7);
+        assert_eq!(run.inputs, vec!["a", "b"]);
+        assert!(run.quiet);
+        assert_eq!(run.min_delay_s, 2.5);
+        assert_eq!(run.objective, Objective::Binary);
+        let run = parse(expand_job_file(argv(&format!("revisit run --job {j} c"))).unwrap());
+        assert_eq!(run.inputs, vec!["c"]);
+        assert_eq!(run.crawlers, 4);
+    }
+
+    fn parse(argv: Vec<String>) -> RunArgs {
+        match <Cli as clap::Parser>::try_parse_from(argv).unwrap().cmd {
+            Cmd::Run(a) => a,
+        }
+    }
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(subcommand)]
+        cmd: Cmd,
+    }
+
+    #[derive(clap::Subcommand)]
+    enum Cmd {
+        #[command(args_override_self = true)]
+        Run(RunArgs),
     }
 }

@@ -217,12 +217,14 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
             }
         }
         let mine = crawler_channel.finish_round(reducer.worker);
+        say(format!("crawlers {first}..: rows moved"));
         let crawler = first + index as u32;
         if crawler < args.crawlers && error.is_none() {
             match write_crawler(&staging, args.crawlers, crawler, &mine, &metadata) {
                 Ok(entry) => files_written.push(entry),
                 Err(e) => error = Some((index as u32, format!("{e:#}"))),
             }
+            say(format!("crawler {crawler}: written"));
         }
     }
     costs.scheduled = solution.rates.iter().filter(|&&r| r > 0.0).count() as u64;
