@@ -33,6 +33,9 @@ pub struct RowBatch {
     pub crawl_rate: Vec<f64>,
     /// Whether the row's host is held at its politeness cap (output batches only).
     pub host_capped: Vec<bool>,
+    /// (host identity, first row) of each host's run of rows, in the sender's canonical order
+    /// (output batches only: a host's rows are contiguous and never split across batches).
+    pub segments: Vec<(u128, u32)>,
 }
 
 impl RowBatch {
@@ -89,6 +92,7 @@ impl RowBatch {
         self.origin.shrink_to_fit();
         self.crawl_rate.shrink_to_fit();
         self.host_capped.shrink_to_fit();
+        self.segments.shrink_to_fit();
         self
     }
 

@@ -36,8 +36,10 @@ pub struct Arranged {
     pub batches: Vec<RowBatch>,
     /// (batch, row) of each arena page, in arena order.
     pub pages: Vec<(u32, u32)>,
-    /// Key of each arena host.
+    /// Key of each arena host (for crawler assignment).
     pub host_keys: Vec<u64>,
+    /// 128-bit identity of each arena host (for the canonical order of output rows).
+    pub host_ids: Vec<u128>,
     pub arena: Arena,
     /// Rows dropped as duplicates of an earlier row (first by file, then row).
     pub duplicates: Vec<Rejected>,
@@ -88,6 +90,7 @@ pub fn arrange(batches: Vec<RowBatch>, delays: &HostDelays, default_delay: Secon
     let mut arena = Arena::new();
     let mut pages = Vec::with_capacity(keys.len());
     let mut host_keys = Vec::new();
+    let mut host_ids = Vec::new();
     let mut duplicates = Vec::new();
     let mut i = 0;
     while i < keys.len() {
@@ -117,6 +120,7 @@ pub fn arrange(batches: Vec<RowBatch>, delays: &HostDelays, default_delay: Secon
         }
         arena.push_host(cap, members);
         host_keys.push(host as u64);
+        host_ids.push(host);
     }
-    Arranged { batches, pages, host_keys, arena, duplicates }
+    Arranged { batches, pages, host_keys, host_ids, arena, duplicates }
 }

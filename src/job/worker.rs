@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use timely::worker::Worker;
 
-use super::arrange::{arrange, canonical_order, route};
+use super::arrange::{arrange, route};
 use super::channel::{Reducer, Shuffle};
 use super::config::{RunArgs, DEFAULT_BANDWIDTH_FRACTION};
 use super::output::{write_hosts, write_rates, write_rejected, HostRow};
@@ -201,6 +201,7 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
             let mut batch = output_batch(crawler, peers);
             for &h in &hosts_of_crawler[crawler as usize] {
                 let capped = solution.hosts[h].capped;
+                batch.segments.push((arranged.host_ids[h], batch.len() as u32));
                 for i in arena.host_pages(h) {
                     let rate = solution.rates[i];
                     if rate > 0.0 {
@@ -320,6 +321,9 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
 
 /// Writes the rates partition of `crawler` from the rows received for it, in canonical order
 /// (grouped by host; the same bytes whatever the worker count).
+///
+/// Each host lives on one worker, which sent its rows as one contiguous run in canonical order, so
+/// ordering the runs by host identity orders the rows: no per-row hashing or sorting here.
 fn write_crawler(
     staging: &std::path::Path,
     crawlers: u32,
@@ -327,7 +331,15 @@ fn write_crawler(
     rows: &[RowBatch],
     metadata: &[(String, String)],
 ) -> Result<FileEntry> {
-    let order: Vec<(u32, u32)> = canonical_order(rows).into_iter().map(|k| (k.2, k.3)).collect();
+    let mut runs: Vec<(u128, u32, u32, u32)> = Vec::new(); // (host, batch, first row, end row)
+    for (b, batch) in rows.iter().enumerate() {
+        for (k, &(host, first)) in batch.segments.iter().enumerate() {
+            let end = batch.segments.get(k + 1).map(|s| s.1).unwrap_or(batch.len() as u32);
+            runs.push((host, b as u32, first, end));
+        }
+    }
+    runs.sort_unstable_by_key(|r| r.0);
+    let order: Vec<(u32, u32)> = runs.iter().flat_map(|&(_, b, first, end)| (first..end).map(move |r| (b, r))).collect();
     let width = crawler_digits(crawlers);
     let rel = format!("rates/crawler={crawler:0width$}/part-00000.parquet");
     let path = staging.join(&rel);
