@@ -66,16 +66,27 @@ impl RowBatch {
         self.origin.push(origin);
     }
 
-    /// Appends row `i` of `from` with its crawl rate and capped flag (output rows).
-    pub fn push_rated(&mut self, from: &RowBatch, i: usize, crawl_rate: f64, host_capped: bool) {
-        self.text.extend_from_slice(from.url_bytes(i));
+    /// Appends an output row: a page with its crawl rate and whether its host is capped.
+    #[allow(clippy::too_many_arguments)]
+    pub fn push_rated(
+        &mut self,
+        url: &[u8],
+        host: &[u8],
+        importance: f64,
+        change_rate: f64,
+        complete_obs: bool,
+        origin: Origin,
+        crawl_rate: f64,
+        host_capped: bool,
+    ) {
+        self.text.extend_from_slice(url);
         self.url_end.push(self.text.len() as u32);
-        self.text.extend_from_slice(from.host_bytes(i));
+        self.text.extend_from_slice(host);
         self.host_end.push(self.text.len() as u32);
-        self.importance.push(from.importance[i]);
-        self.change_rate.push(from.change_rate[i]);
-        self.complete_obs.push(from.complete_obs[i]);
-        self.origin.push(from.origin[i]);
+        self.importance.push(importance);
+        self.change_rate.push(change_rate);
+        self.complete_obs.push(complete_obs);
+        self.origin.push(origin);
         self.crawl_rate.push(crawl_rate);
         self.host_capped.push(host_capped);
     }

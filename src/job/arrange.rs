@@ -5,7 +5,7 @@ use xxhash_rust::xxh3::{xxh3_128_with_seed, xxh3_64_with_seed};
 
 use crate::io::hosts::HostDelays;
 use crate::io::pages::{Reason, Rejected};
-use crate::io::rows::RowBatch;
+use crate::io::rows::{Origin, RowBatch};
 use crate::objective::{Objective, Response};
 use crate::solve::arena::Arena;
 use crate::units::{politeness_cap, Seconds};
@@ -31,25 +31,32 @@ pub fn route(host: &[u8], peers: usize) -> u32 {
     (xxh3_64_with_seed(host, ROUTE_SEED) % peers as u64) as u32
 }
 
-/// A worker's pages, grouped by host, ready to solve.
+/// A worker's pages in canonical order, grouped by host, in columns: the solver's arena plus what
+/// the output needs (URL text, observability, origin, host names). The received batches are gone.
 pub struct Arranged {
-    pub batches: Vec<RowBatch>,
-    /// (batch, row) of each arena page, in arena order.
-    pub pages: Vec<(u32, u32)>,
+    pub arena: Arena,
+    /// URL bytes of every page, back to back, in arena order.
+    pub url_text: Vec<u8>,
+    /// End of each page's URL in `url_text`.
+    pub url_end: Vec<u64>,
+    pub complete_obs: Vec<bool>,
+    pub origin: Vec<Origin>,
+    /// Name of each arena host.
+    pub host_names: Vec<String>,
     /// Key of each arena host (for crawler assignment).
     pub host_keys: Vec<u64>,
     /// 128-bit identity of each arena host (for the canonical order of output rows).
     pub host_ids: Vec<u128>,
-    pub arena: Arena,
     /// Rows dropped as duplicates of an earlier row (first by file, then row).
     pub duplicates: Vec<Rejected>,
 }
 
 impl Arranged {
-    /// Host name of arena host `h`.
-    pub fn host_name(&self, h: usize) -> &str {
-        let (b, r) = self.pages[self.arena.offsets[h]];
-        self.batches[b as usize].host(r as usize)
+    /// URL bytes of page `i`.
+    #[inline]
+    pub fn url_bytes(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.url_end[i - 1] as usize };
+        &self.url_text[start..self.url_end[i] as usize]
     }
 }
 
@@ -83,44 +90,84 @@ fn host_key128(host: &[u8]) -> u128 {
 }
 
 /// Arranges `batches` for `objective`, with per-host delays and the default delay.
-pub fn arrange(batches: Vec<RowBatch>, delays: &HostDelays, default_delay: Seconds, objective: Objective) -> Arranged {
+///
+/// Rows are scattered into their canonical positions batch by batch, and each batch is freed once
+/// copied: the sorted store is written while the unsorted one shrinks, so memory stays near one copy,
+/// and every later pass (solve, output) reads the store in order instead of gathering rows from
+/// all over the received batches.
+pub fn arrange(mut batches: Vec<RowBatch>, delays: &HostDelays, default_delay: Seconds, objective: Objective) -> Arranged {
     let keys = canonical_order(&batches);
-    let row = |k: &RowKey| (&batches[k.2 as usize], k.3 as usize);
-
+    let mut dest: Vec<Vec<u32>> = batches.iter().map(|b| vec![u32::MAX; b.len()]).collect();
     let mut arena = Arena::new();
-    let mut pages = Vec::with_capacity(keys.len());
-    let mut host_keys = Vec::new();
-    let mut host_ids = Vec::new();
+    let (mut host_names, mut host_keys, mut host_ids) = (Vec::new(), Vec::new(), Vec::new());
     let mut duplicates = Vec::new();
+    let mut url_end: Vec<u64> = Vec::with_capacity(keys.len());
+    let mut text_len = 0u64;
     let mut i = 0;
     while i < keys.len() {
         let host = keys[i].0;
-        let (b0, r0) = row(&keys[i]);
-        let delay = std::str::from_utf8(b0.host_bytes(r0)).ok().and_then(|h| delays.get(h)).copied().unwrap_or(default_delay);
+        let first = &batches[keys[i].2 as usize];
+        let name = first.host(keys[i].3 as usize).to_owned();
+        let delay = delays.get(&name).copied().unwrap_or(default_delay);
         let cap = if delay.0 > 0.0 { politeness_cap(delay).0 } else { f64::INFINITY };
-        let mut members = Vec::new();
+        let mut pages = 0;
         let mut previous_url: Option<u128> = None;
         while i < keys.len() && keys[i].0 == host {
-            let (b, r) = row(&keys[i]);
+            let (b, r) = (keys[i].2 as usize, keys[i].3 as usize);
+            let batch = &batches[b];
             if previous_url == Some(keys[i].1) {
                 duplicates.push(Rejected {
-                    origin: b.origin[r],
+                    origin: batch.origin[r],
                     reason: Reason::DuplicateUrl,
-                    url: Some(b.url(r).to_owned()),
-                    host: Some(b.host(r).to_owned()),
-                    importance: Some(b.importance[r]),
-                    change_rate: Some(b.change_rate[r]),
+                    url: Some(batch.url(r).to_owned()),
+                    host: Some(name.clone()),
+                    importance: Some(batch.importance[r]),
+                    change_rate: Some(batch.change_rate[r]),
                 });
             } else {
-                members.push((b.importance[r], b.change_rate[r], Response::of(objective, b.complete_obs[r])));
-                pages.push((keys[i].2, keys[i].3));
+                dest[b][r] = url_end.len() as u32;
+                text_len += batch.url_bytes(r).len() as u64;
+                url_end.push(text_len);
                 previous_url = Some(keys[i].1);
+                pages += 1;
             }
             i += 1;
         }
-        arena.push_host(cap, members);
+        // the host's pages are filled in below; only the boundary and the cap are known here
+        arena.offsets.push(arena.offsets.last().copied().unwrap_or(0) + pages);
+        arena.cap.push(cap);
+        host_names.push(name);
         host_keys.push(host as u64);
         host_ids.push(host);
     }
-    Arranged { batches, pages, host_keys, host_ids, arena, duplicates }
+    drop(keys);
+    let n = url_end.len();
+    // Zeroed allocations come from the OS untouched: pages become resident as they are written.
+    let mut url_text = vec![0u8; text_len as usize];
+    // Scattered writes miss the cache once per row and column, so the numbers travel together in
+    // one record per row (one miss) and are split into columns afterwards, in order.
+    let mut records = vec![(0.0f64, 0.0f64, Origin { file: 0, row: 0 }, false); n];
+    for (b, batch) in batches.iter_mut().enumerate() {
+        for (r, &d) in dest[b].iter().enumerate() {
+            if d == u32::MAX {
+                continue;
+            }
+            let d = d as usize;
+            let start = if d == 0 { 0 } else { url_end[d - 1] as usize };
+            url_text[start..url_end[d] as usize].copy_from_slice(batch.url_bytes(r));
+            records[d] = (batch.importance[r], batch.change_rate[r], batch.origin[r], batch.complete_obs[r]);
+        }
+        *batch = RowBatch::default(); // free this batch now
+        dest[b] = Vec::new();
+    }
+    let importance: Vec<f64> = records.iter().map(|r| r.0).collect();
+    let change_rate: Vec<f64> = records.iter().map(|r| r.1).collect();
+    let origin: Vec<Origin> = records.iter().map(|r| r.2).collect();
+    let complete_obs: Vec<bool> = records.iter().map(|r| r.3).collect();
+    let response: Vec<Response> = complete_obs.iter().map(|&c| Response::of(objective, c)).collect();
+    drop(records);
+    arena.importance = importance;
+    arena.change_rate = change_rate;
+    arena.response = response;
+    Arranged { arena, url_text, url_end, complete_obs, origin, host_names, host_keys, host_ids, duplicates }
 }

@@ -168,7 +168,7 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
             costs.add(arena.importance[i], arena.change_rate[i], rate, arena.response[i].complete_obs());
         }
         host_rows.push(HostRow {
-            host: arranged.host_name(h).to_owned(),
+            host: arranged.host_names[h].clone(),
             crawler,
             cap: per_horizon(PerDay(arena.cap[h]), horizon),
             demand: per_horizon(PerDay(hp.demand), horizon),
@@ -202,11 +202,13 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
             for &h in &hosts_of_crawler[crawler as usize] {
                 let capped = solution.hosts[h].capped;
                 batch.segments.push((arranged.host_ids[h], batch.len() as u32));
+                let host = arranged.host_names[h].as_bytes();
                 for i in arena.host_pages(h) {
                     let rate = solution.rates[i];
                     if rate > 0.0 {
-                        let (b, r) = arranged.pages[i];
-                        batch.push_rated(&arranged.batches[b as usize], r as usize, rate, capped);
+                        let (mu, lambda) = (arena.importance[i], arena.change_rate[i]);
+                        let (url, complete, origin) = (arranged.url_bytes(i), arranged.complete_obs[i], arranged.origin[i]);
+                        batch.push_rated(url, host, mu, lambda, complete, origin, rate, capped);
                     }
                 }
                 if batch.text_bytes() >= BATCH_TEXT_BYTES {
