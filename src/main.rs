@@ -75,7 +75,11 @@ fn main() -> ExitCode {
             println!("wrote {} files under {}", files.len(), args.out.display());
         }),
         Command::PlanCrawlers(args) => revisit::plan::run(&args).map(|text| print!("{text}")),
-        Command::BenchIo { inputs, out, workers } => revisit::io::baseline::run(&inputs, &out, workers.max(1))
+        Command::BenchIo {
+            inputs,
+            out,
+            workers,
+        } => revisit::io::baseline::run(&inputs, &out, workers.max(1))
             .and_then(|b| Ok(println!("{}", serde_json::to_string(&b)?))),
     };
     match result {

@@ -101,13 +101,23 @@ impl Summary {
             "  multiplier {:.6e} after {} rounds; {} of {} hosts held at their politeness cap\n",
             self.multiplier, self.rounds, self.hosts_capped, self.hosts
         );
-        let harmonic = self.cost_harmonic.map(|c| format!("{c:.6}")).unwrap_or_else(|| "infinite".into());
+        let harmonic = self
+            .cost_harmonic
+            .map(|c| format!("{c:.6}"))
+            .unwrap_or_else(|| "infinite".into());
         s += &format!(
             "  cost: harmonic {harmonic}, binary {:.6}{}\n",
             self.cost_binary,
-            if self.urls_starved > 0 { format!(" ({} changing URLs never crawled)", self.urls_starved) } else { String::new() }
+            if self.urls_starved > 0 {
+                format!(" ({} changing URLs never crawled)", self.urls_starved)
+            } else {
+                String::new()
+            }
         );
-        s += &format!("  crawlers: {}, max/mean load {:.4}\n", self.crawlers, self.crawler_load_max_over_mean);
+        s += &format!(
+            "  crawlers: {}, max/mean load {:.4}\n",
+            self.crawlers, self.crawler_load_max_over_mean
+        );
         if let Some(r) = &self.recommended_crawlers {
             s += &format!(
                 "  indexer ({} pages/day, buffer {}): the static model recommends {} crawlers at {:.1} pages/day each (cost {:.6})\n",

@@ -11,9 +11,16 @@ use arrow_schema::{DataType, Field, Schema};
 use common::*;
 
 fn write_pages(path: &Path, columns: Vec<(&str, ArrayRef)>) {
-    let fields: Vec<Field> = columns.iter().map(|(n, a)| Field::new(*n, a.data_type().clone(), true)).collect();
+    let fields: Vec<Field> = columns
+        .iter()
+        .map(|(n, a)| Field::new(*n, a.data_type().clone(), true))
+        .collect();
     let schema = Arc::new(Schema::new(fields));
-    let batch = RecordBatch::try_new(schema.clone(), columns.into_iter().map(|(_, a)| a).collect()).unwrap();
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        columns.into_iter().map(|(_, a)| a).collect(),
+    )
+    .unwrap();
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     revisit::io::parquet_out::write(path, schema, &[batch], &[]).unwrap();
 }
@@ -29,30 +36,132 @@ fn floats(v: &[Option<f64>]) -> ArrayRef {
 /// A file mixing good rows and every kind of bad row; returns the reason expected per row.
 fn mixed_file(path: &Path) -> Vec<Option<&'static str>> {
     let good = "https://a.example/1";
-    let rows: Vec<(Option<&str>, Option<&str>, Option<f64>, Option<f64>, Option<&'static str>)> = vec![
+    let rows: Vec<(
+        Option<&str>,
+        Option<&str>,
+        Option<f64>,
+        Option<f64>,
+        Option<&'static str>,
+    )> = vec![
         (Some(good), Some("a.example"), Some(1.0), Some(0.5), None),
-        (Some("https://a.example/2"), Some("a.example"), Some(f64::NAN), Some(0.5), Some("importance_not_positive_finite")),
-        (Some("https://a.example/3"), Some("a.example"), Some(f64::INFINITY), Some(0.5), Some("importance_not_positive_finite")),
-        (Some("https://a.example/4"), Some("a.example"), Some(-1.0), Some(0.5), Some("importance_not_positive_finite")),
-        (Some("https://a.example/5"), Some("a.example"), Some(0.0), Some(0.5), Some("importance_not_positive_finite")),
-        (Some("https://a.example/6"), Some("a.example"), Some(1.0), Some(-0.5), Some("change_rate_negative_or_not_finite")),
-        (None, Some("a.example"), Some(1.0), Some(0.5), Some("url_missing")),
-        (Some("not a url"), None, Some(1.0), Some(0.5), Some("host_unresolvable")),
-        (Some(good), Some("a.example"), Some(2.0), Some(0.7), Some("duplicate_url")),
-        (Some("https://a.example/9"), Some("a.example"), None, Some(0.5), Some("importance_missing")),
-        (Some("https://a.example/10"), Some("a.example"), Some(1.0), None, Some("change_rate_missing")),
-        (Some("https://a.example/11"), Some("a.example"), Some(1.0), Some(f64::NAN), Some("change_rate_negative_or_not_finite")),
-        (Some("https://B.Example:8080/x"), None, Some(3.0), Some(1.5), None),
-        (Some("https://a.example/13"), Some("a.example"), Some(1.0), Some(0.0), None),
-        (Some("https://c.example/1"), Some("c.example"), Some(1.0), Some(f64::NEG_INFINITY), Some("change_rate_negative_or_not_finite")),
+        (
+            Some("https://a.example/2"),
+            Some("a.example"),
+            Some(f64::NAN),
+            Some(0.5),
+            Some("importance_not_positive_finite"),
+        ),
+        (
+            Some("https://a.example/3"),
+            Some("a.example"),
+            Some(f64::INFINITY),
+            Some(0.5),
+            Some("importance_not_positive_finite"),
+        ),
+        (
+            Some("https://a.example/4"),
+            Some("a.example"),
+            Some(-1.0),
+            Some(0.5),
+            Some("importance_not_positive_finite"),
+        ),
+        (
+            Some("https://a.example/5"),
+            Some("a.example"),
+            Some(0.0),
+            Some(0.5),
+            Some("importance_not_positive_finite"),
+        ),
+        (
+            Some("https://a.example/6"),
+            Some("a.example"),
+            Some(1.0),
+            Some(-0.5),
+            Some("change_rate_negative_or_not_finite"),
+        ),
+        (
+            None,
+            Some("a.example"),
+            Some(1.0),
+            Some(0.5),
+            Some("url_missing"),
+        ),
+        (
+            Some("not a url"),
+            None,
+            Some(1.0),
+            Some(0.5),
+            Some("host_unresolvable"),
+        ),
+        (
+            Some(good),
+            Some("a.example"),
+            Some(2.0),
+            Some(0.7),
+            Some("duplicate_url"),
+        ),
+        (
+            Some("https://a.example/9"),
+            Some("a.example"),
+            None,
+            Some(0.5),
+            Some("importance_missing"),
+        ),
+        (
+            Some("https://a.example/10"),
+            Some("a.example"),
+            Some(1.0),
+            None,
+            Some("change_rate_missing"),
+        ),
+        (
+            Some("https://a.example/11"),
+            Some("a.example"),
+            Some(1.0),
+            Some(f64::NAN),
+            Some("change_rate_negative_or_not_finite"),
+        ),
+        (
+            Some("https://B.Example:8080/x"),
+            None,
+            Some(3.0),
+            Some(1.5),
+            None,
+        ),
+        (
+            Some("https://a.example/13"),
+            Some("a.example"),
+            Some(1.0),
+            Some(0.0),
+            None,
+        ),
+        (
+            Some("https://c.example/1"),
+            Some("c.example"),
+            Some(1.0),
+            Some(f64::NEG_INFINITY),
+            Some("change_rate_negative_or_not_finite"),
+        ),
     ];
     write_pages(
         path,
         vec![
-            ("url", strings(&rows.iter().map(|r| r.0).collect::<Vec<_>>())),
-            ("host", strings(&rows.iter().map(|r| r.1).collect::<Vec<_>>())),
-            ("importance", floats(&rows.iter().map(|r| r.2).collect::<Vec<_>>())),
-            ("change_rate", floats(&rows.iter().map(|r| r.3).collect::<Vec<_>>())),
+            (
+                "url",
+                strings(&rows.iter().map(|r| r.0).collect::<Vec<_>>()),
+            ),
+            (
+                "host",
+                strings(&rows.iter().map(|r| r.1).collect::<Vec<_>>()),
+            ),
+            (
+                "importance",
+                floats(&rows.iter().map(|r| r.2).collect::<Vec<_>>()),
+            ),
+            (
+                "change_rate",
+                floats(&rows.iter().map(|r| r.3).collect::<Vec<_>>()),
+            ),
         ],
     );
     rows.iter().map(|r| r.4).collect()
@@ -65,13 +174,33 @@ fn bad_rows_are_counted_rejections_with_reasons() {
     let expected = mixed_file(&file);
     let out = tmp.path().join("out");
     for workers in ["1", "2"] {
-        run_ok(&["run", file.to_str().unwrap(), "--bandwidth", "1", "--out", out.to_str().unwrap(), "-w", workers, "-q"]);
+        run_ok(&[
+            "run",
+            file.to_str().unwrap(),
+            "--bandwidth",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+            "-w",
+            workers,
+            "-q",
+        ]);
         let s = summary(&out);
         let n = |k: &str| s[k].as_u64().unwrap();
         assert_eq!(n("rows_in"), expected.len() as u64);
-        assert_eq!(n("rows_in"), n("rows_scheduled") + n("rows_zero_rate") + n("rows_rejected"));
-        assert_eq!(n("rows_rejected"), expected.iter().filter(|e| e.is_some()).count() as u64);
-        assert_eq!(n("rows_zero_rate"), 1, "the page that never changes gets no crawls");
+        assert_eq!(
+            n("rows_in"),
+            n("rows_scheduled") + n("rows_zero_rate") + n("rows_rejected")
+        );
+        assert_eq!(
+            n("rows_rejected"),
+            expected.iter().filter(|e| e.is_some()).count() as u64
+        );
+        assert_eq!(
+            n("rows_zero_rate"),
+            1,
+            "the page that never changes gets no crawls"
+        );
         let rejected = read_rejected(&out);
         for (row, want) in expected.iter().enumerate() {
             let got: Vec<_> = rejected.iter().filter(|r| r.1 == row as i64).collect();
@@ -89,9 +218,14 @@ fn bad_rows_are_counted_rejections_with_reasons() {
         assert_eq!(by_reason["duplicate_url"], 1);
         // the host came from the URL, lower-cased, port dropped
         let rates = read_rates(&out);
-        assert!(rates.iter().any(|r| r.host == "b.example" && r.url == "https://B.Example:8080/x"));
+        assert!(rates
+            .iter()
+            .any(|r| r.host == "b.example" && r.url == "https://B.Example:8080/x"));
         // the duplicate kept the first row's values
-        let first = rates.iter().find(|r| r.url == "https://a.example/1").unwrap();
+        let first = rates
+            .iter()
+            .find(|r| r.url == "https://a.example/1")
+            .unwrap();
         assert_eq!(first.importance, 1.0);
     }
 }
@@ -107,19 +241,38 @@ fn assert_fails_cleanly(args: &[&str], out: &Path, needles: &[&str]) {
     let summary_before = std::fs::read(out.join("summary.json")).unwrap();
     let o = run(args);
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "clean error exit expected: {stderr}");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "clean error exit expected: {stderr}"
+    );
     assert!(!stderr.contains("panicked"), "no panic trace: {stderr}");
     for n in needles {
         assert!(stderr.contains(n), "error should mention {n:?}: {stderr}");
     }
-    assert!(table_bytes(out) == before, "the previous output is untouched");
-    assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), summary_before);
+    assert!(
+        table_bytes(out) == before,
+        "the previous output is untouched"
+    );
+    assert_eq!(
+        std::fs::read(out.join("summary.json")).unwrap(),
+        summary_before
+    );
     let parent = out.parent().unwrap();
     let staging: Vec<_> = std::fs::read_dir(parent)
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".staging-"))
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains(".staging-")
+        })
         .collect();
-    assert!(staging.is_empty(), "no staging folder left behind after a clean error");
+    assert!(
+        staging.is_empty(),
+        "no staging folder left behind after a clean error"
+    );
 }
 
 #[test]
@@ -130,8 +283,18 @@ fn bad_files_fail_cleanly_and_publish_nothing() {
 
     // a missing column
     let no_rate = tmp.path().join("no_rate.parquet");
-    write_pages(&no_rate, vec![("url", strings(&[Some("https://a.example/")])), ("importance", floats(&[Some(1.0)]))]);
-    assert_fails_cleanly(&["run", no_rate.to_str().unwrap(), "--out", o, "-q"], &out, &["no_rate.parquet", "change_rate"]);
+    write_pages(
+        &no_rate,
+        vec![
+            ("url", strings(&[Some("https://a.example/")])),
+            ("importance", floats(&[Some(1.0)])),
+        ],
+    );
+    assert_fails_cleanly(
+        &["run", no_rate.to_str().unwrap(), "--out", o, "-q"],
+        &out,
+        &["no_rate.parquet", "change_rate"],
+    );
 
     // a column of the wrong type
     let text_mu = tmp.path().join("text_mu.parquet");
@@ -143,29 +306,53 @@ fn bad_files_fail_cleanly_and_publish_nothing() {
             ("change_rate", floats(&[Some(1.0)])),
         ],
     );
-    assert_fails_cleanly(&["run", text_mu.to_str().unwrap(), "--out", o, "-q"], &out, &["text_mu.parquet", "importance", "Utf8"]);
+    assert_fails_cleanly(
+        &["run", text_mu.to_str().unwrap(), "--out", o, "-q"],
+        &out,
+        &["text_mu.parquet", "importance", "Utf8"],
+    );
 
     // an empty input
     let empty = tmp.path().join("empty.parquet");
     write_pages(
         &empty,
-        vec![("url", strings(&[])), ("importance", floats(&[])), ("change_rate", floats(&[]))],
+        vec![
+            ("url", strings(&[])),
+            ("importance", floats(&[])),
+            ("change_rate", floats(&[])),
+        ],
     );
-    assert_fails_cleanly(&["run", empty.to_str().unwrap(), "--out", o, "-q"], &out, &["no valid input rows"]);
+    assert_fails_cleanly(
+        &["run", empty.to_str().unwrap(), "--out", o, "-q"],
+        &out,
+        &["no valid input rows"],
+    );
 
     // only bad rows
     let all_bad = tmp.path().join("all_bad.parquet");
     write_pages(
         &all_bad,
-        vec![("url", strings(&[None, None])), ("importance", floats(&[Some(1.0), Some(1.0)])), ("change_rate", floats(&[Some(1.0), Some(1.0)]))],
+        vec![
+            ("url", strings(&[None, None])),
+            ("importance", floats(&[Some(1.0), Some(1.0)])),
+            ("change_rate", floats(&[Some(1.0), Some(1.0)])),
+        ],
     );
-    assert_fails_cleanly(&["run", all_bad.to_str().unwrap(), "--out", o, "-q"], &out, &["no valid input rows", "2 rows read"]);
+    assert_fails_cleanly(
+        &["run", all_bad.to_str().unwrap(), "--out", o, "-q"],
+        &out,
+        &["no valid input rows", "2 rows read"],
+    );
 
     // a truncated file
     let sample = std::fs::read("data/pages/part-00000.parquet").unwrap();
     let truncated = tmp.path().join("truncated.parquet");
     std::fs::write(&truncated, &sample[..sample.len() / 2]).unwrap();
-    assert_fails_cleanly(&["run", truncated.to_str().unwrap(), "--out", o, "-q"], &out, &["truncated.parquet", "not a readable Parquet file"]);
+    assert_fails_cleanly(
+        &["run", truncated.to_str().unwrap(), "--out", o, "-q"],
+        &out,
+        &["truncated.parquet", "not a readable Parquet file"],
+    );
 
     // data pages damaged behind an intact footer: found by one worker while reading, agreed by all
     let mut damaged = sample.clone();
@@ -176,15 +363,45 @@ fn bad_files_fail_cleanly_and_publish_nothing() {
     std::fs::create_dir_all(damaged_path.parent().unwrap()).unwrap();
     std::fs::write(&damaged_path, &damaged).unwrap();
     for w in ["1", "2", "4"] {
-        assert_fails_cleanly(&["run", damaged_path.to_str().unwrap(), "--out", o, "-q", "-w", w], &out, &["damaged.parquet"]);
+        assert_fails_cleanly(
+            &[
+                "run",
+                damaged_path.to_str().unwrap(),
+                "--out",
+                o,
+                "-q",
+                "-w",
+                w,
+            ],
+            &out,
+            &["damaged.parquet"],
+        );
     }
 
     // a path that does not exist, and a bad hosts table
-    assert_fails_cleanly(&["run", "/nonexistent/pages", "--out", o, "-q"], &out, &["/nonexistent/pages", "does not exist"]);
-    let hosts = tmp.path().join("hosts.parquet");
-    write_pages(&hosts, vec![("host", strings(&[Some("a.example"), Some("b.example")])), ("min_delay_s", floats(&[Some(5.0), Some(-1.0)]))]);
     assert_fails_cleanly(
-        &["run", "data/pages", "--hosts", hosts.to_str().unwrap(), "--out", o, "-q"],
+        &["run", "/nonexistent/pages", "--out", o, "-q"],
+        &out,
+        &["/nonexistent/pages", "does not exist"],
+    );
+    let hosts = tmp.path().join("hosts.parquet");
+    write_pages(
+        &hosts,
+        vec![
+            ("host", strings(&[Some("a.example"), Some("b.example")])),
+            ("min_delay_s", floats(&[Some(5.0), Some(-1.0)])),
+        ],
+    );
+    assert_fails_cleanly(
+        &[
+            "run",
+            "data/pages",
+            "--hosts",
+            hosts.to_str().unwrap(),
+            "--out",
+            o,
+            "-q",
+        ],
         &out,
         &["hosts.parquet", "row 1", "min_delay_s"],
     );
@@ -197,7 +414,10 @@ fn a_folder_that_is_not_an_output_is_never_replaced() {
     let o = run(&["run", "--out", tmp.path().to_str().unwrap(), "-q"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a revisit output"));
-    assert_eq!(std::fs::read_to_string(tmp.path().join("precious.txt")).unwrap(), "keep me");
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("precious.txt")).unwrap(),
+        "keep me"
+    );
 }
 
 #[test]
@@ -205,7 +425,11 @@ fn optional_columns_may_be_absent_or_typed_differently() {
     // no host column, float32 importance, integer change rates, a complete_obs column
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("p.parquet");
-    let urls = ["https://x.example/1", "https://x.example/2", "https://y.example/1"];
+    let urls = [
+        "https://x.example/1",
+        "https://x.example/2",
+        "https://y.example/1",
+    ];
     let fields = vec![
         Field::new("url", DataType::Utf8, false),
         Field::new("importance", DataType::Float32, false),
@@ -225,12 +449,23 @@ fn optional_columns_may_be_absent_or_typed_differently() {
     .unwrap();
     revisit::io::parquet_out::write(&file, schema, &[batch], &[]).unwrap();
     let out = tmp.path().join("out");
-    run_ok(&["run", file.to_str().unwrap(), "--bandwidth", "2", "--out", out.to_str().unwrap(), "-q"]);
+    run_ok(&[
+        "run",
+        file.to_str().unwrap(),
+        "--bandwidth",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
     let rates = read_rates(&out);
     assert_eq!(rates.len(), 3);
     let first = rates.iter().find(|r| r.url == urls[0]).unwrap();
     assert!(first.complete_obs && first.crawl_probability.is_some());
-    assert!(rates.iter().filter(|r| r.url != urls[0]).all(|r| !r.complete_obs && r.crawl_probability.is_none()));
+    assert!(rates
+        .iter()
+        .filter(|r| r.url != urls[0])
+        .all(|r| !r.complete_obs && r.crawl_probability.is_none()));
     let total: f64 = rates.iter().map(|r| r.crawl_rate).sum();
     assert!((total - 2.0).abs() < 1e-12);
 }

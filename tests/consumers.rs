@@ -9,7 +9,17 @@ use common::*;
 fn pyarrow_and_duckdb_read_every_row_with_the_right_types() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    run_ok(&["run", "data/pages", "--hosts", "data/hosts.parquet", "--out", out.to_str().unwrap(), "-q", "-w", "2"]);
+    run_ok(&[
+        "run",
+        "data/pages",
+        "--hosts",
+        "data/hosts.parquet",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+        "-w",
+        "2",
+    ]);
     let python = std::env::var("REVISIT_PYTHON").unwrap_or_else(|_| "python3".into());
     let o = std::process::Command::new(&python)
         .args(["tests/consumers.py", out.to_str().unwrap()])

@@ -13,21 +13,41 @@ fn the_readme_command_runs_on_the_sample() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("rows: 20000 in"), "{text}");
     let progress = String::from_utf8_lossy(&o.stderr);
-    assert!(progress.contains("round 1"), "progress on stderr: {progress}");
+    assert!(
+        progress.contains("round 1"),
+        "progress on stderr: {progress}"
+    );
     assert!(out.join("_SUCCESS").exists());
     let s = summary(&out);
     assert_eq!(s["rows_in"], 20000);
-    assert!(s["hosts_capped"].as_u64().unwrap() > 0, "the sample's big hosts ask for 300 s");
+    assert!(
+        s["hosts_capped"].as_u64().unwrap() > 0,
+        "the sample's big hosts ask for 300 s"
+    );
     assert!(s["rounds"].as_u64().unwrap() <= 8);
     for phase in ["read", "exchange", "solve", "write", "total"] {
         assert!(s["seconds"][phase].as_f64().unwrap() >= 0.0);
     }
-    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
-    let listed: u64 = manifest["files"].as_array().unwrap().iter().filter(|f| f["path"].as_str().unwrap().starts_with("rates/")).map(|f| f["rows"].as_u64().unwrap()).sum();
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    let listed: u64 = manifest["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["path"].as_str().unwrap().starts_with("rates/"))
+        .map(|f| f["rows"].as_u64().unwrap())
+        .sum();
     assert_eq!(listed, s["rows_scheduled"].as_u64().unwrap());
     // the job file gives the same result as the flags
     let out2 = tmp.path().join("out2");
-    run_ok(&["run", "--job", "jobs/demo.toml", "--out", out2.to_str().unwrap(), "-q"]);
+    run_ok(&[
+        "run",
+        "--job",
+        "jobs/demo.toml",
+        "--out",
+        out2.to_str().unwrap(),
+        "-q",
+    ]);
     assert!(table_bytes(&out2) == table_bytes(&out));
 }
 
@@ -35,7 +55,14 @@ fn the_readme_command_runs_on_the_sample() {
 fn bandwidth_beyond_the_caps_is_reported_unusable() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    run_ok(&["run", "--bandwidth", "1e9", "--out", out.to_str().unwrap(), "-q"]);
+    run_ok(&[
+        "run",
+        "--bandwidth",
+        "1e9",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
     let s = summary(&out);
     assert_eq!(s["multiplier"].as_f64().unwrap(), 0.0);
     let hosts = read_hosts(&out);
@@ -43,9 +70,22 @@ fn bandwidth_beyond_the_caps_is_reported_unusable() {
     let used = s["bandwidth_used"].as_f64().unwrap();
     // harmonic, every host has pages whose changes are only seen by crawling: all at their caps
     assert!((used - caps).abs() <= 1e-9 * caps, "{used} vs {caps}");
-    assert!(hosts.values().all(|h| h.capped && (h.budget - h.cap).abs() <= 1e-9 * h.cap));
+    assert!(hosts
+        .values()
+        .all(|h| h.capped && (h.budget - h.cap).abs() <= 1e-9 * h.cap));
     let unusable = s["bandwidth_unusable"].as_f64().unwrap();
     assert!((unusable - (1e9 - used)).abs() <= 1e-6 * 1e9);
-    let human = String::from_utf8_lossy(&run_ok(&["run", "--bandwidth", "1e9", "--out", out.to_str().unwrap(), "-q"]).stdout).to_string();
+    let human = String::from_utf8_lossy(
+        &run_ok(&[
+            "run",
+            "--bandwidth",
+            "1e9",
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+        .stdout,
+    )
+    .to_string();
     assert!(human.contains("unusable"), "{human}");
 }

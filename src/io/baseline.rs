@@ -51,7 +51,12 @@ pub fn run(specs: &[String], out: &Path, threads: usize) -> Result<Baseline> {
                         for b in &batches {
                             let w = match &mut writer {
                                 Some(w) => w,
-                                None => writer.insert(Writer::create(&out.join(format!("part-{t:03}.parquet")), b.schema(), &[], ROW_GROUP_ROWS)?),
+                                None => writer.insert(Writer::create(
+                                    &out.join(format!("part-{t:03}.parquet")),
+                                    b.schema(),
+                                    &[],
+                                    ROW_GROUP_ROWS,
+                                )?),
                             };
                             w.write(b)?;
                             rows += b.num_rows() as u64;
@@ -68,9 +73,21 @@ pub fn run(specs: &[String], out: &Path, threads: usize) -> Result<Baseline> {
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a thread panicked")))).collect()
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a thread panicked")))
+            })
+            .collect()
     });
-    let mut b = Baseline { rows: 0, threads, seconds: start.elapsed().as_secs_f64(), read_seconds: 0.0, write_seconds: 0.0 };
+    let mut b = Baseline {
+        rows: 0,
+        threads,
+        seconds: start.elapsed().as_secs_f64(),
+        read_seconds: 0.0,
+        write_seconds: 0.0,
+    };
     for r in results {
         let (rows, read_s, write_s) = r?;
         b.rows += rows;

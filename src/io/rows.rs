@@ -41,7 +41,10 @@ pub struct RowBatch {
 impl RowBatch {
     /// An empty batch for worker `dest`.
     pub fn new(dest: u32) -> Self {
-        RowBatch { dest, ..Default::default() }
+        RowBatch {
+            dest,
+            ..Default::default()
+        }
     }
 
     /// Number of rows.
@@ -55,7 +58,15 @@ impl RowBatch {
     }
 
     /// Appends an input row.
-    pub fn push(&mut self, url: &str, host: &str, importance: f64, change_rate: f64, complete_obs: bool, origin: Origin) {
+    pub fn push(
+        &mut self,
+        url: &str,
+        host: &str,
+        importance: f64,
+        change_rate: f64,
+        complete_obs: bool,
+        origin: Origin,
+    ) {
         self.text.extend_from_slice(url.as_bytes());
         self.url_end.push(self.text.len() as u32);
         self.text.extend_from_slice(host.as_bytes());

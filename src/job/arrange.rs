@@ -55,7 +55,11 @@ impl Arranged {
     /// URL bytes of page `i`.
     #[inline]
     pub fn url_bytes(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.url_end[i - 1] as usize };
+        let start = if i == 0 {
+            0
+        } else {
+            self.url_end[i - 1] as usize
+        };
         &self.url_text[start..self.url_end[i] as usize]
     }
 }
@@ -73,12 +77,20 @@ pub fn canonical_order(batches: &[RowBatch]) -> Vec<RowKey> {
     let mut keys: Vec<RowKey> = Vec::with_capacity(batches.iter().map(RowBatch::len).sum());
     for (b, batch) in batches.iter().enumerate() {
         for r in 0..batch.len() {
-            keys.push((host_key128(batch.host_bytes(r)), xxh3_128_with_seed(batch.url_bytes(r), URL_KEY_SEED), b as u32, r as u32));
+            keys.push((
+                host_key128(batch.host_bytes(r)),
+                xxh3_128_with_seed(batch.url_bytes(r), URL_KEY_SEED),
+                b as u32,
+                r as u32,
+            ));
         }
     }
     // Equal keys are duplicates: the first by origin (file, then row) sorts first and is kept.
     keys.sort_unstable_by(|a, b| {
-        a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then_with(|| batches[a.2 as usize].origin[a.3 as usize].cmp(&batches[b.2 as usize].origin[b.3 as usize]))
+        a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then_with(|| {
+            batches[a.2 as usize].origin[a.3 as usize]
+                .cmp(&batches[b.2 as usize].origin[b.3 as usize])
+        })
     });
     keys
 }
@@ -95,7 +107,12 @@ fn host_key128(host: &[u8]) -> u128 {
 /// copied: the sorted store is written while the unsorted one shrinks, so memory stays near one copy,
 /// and every later pass (solve, output) reads the store in order instead of gathering rows from
 /// all over the received batches.
-pub fn arrange(mut batches: Vec<RowBatch>, delays: &HostDelays, default_delay: Seconds, objective: Objective) -> Arranged {
+pub fn arrange(
+    mut batches: Vec<RowBatch>,
+    delays: &HostDelays,
+    default_delay: Seconds,
+    objective: Objective,
+) -> Arranged {
     let keys = canonical_order(&batches);
     let mut dest: Vec<Vec<u32>> = batches.iter().map(|b| vec![u32::MAX; b.len()]).collect();
     let mut arena = Arena::new();
@@ -109,7 +126,11 @@ pub fn arrange(mut batches: Vec<RowBatch>, delays: &HostDelays, default_delay: S
         let first = &batches[keys[i].2 as usize];
         let name = first.host(keys[i].3 as usize).to_owned();
         let delay = delays.get(&name).copied().unwrap_or(default_delay);
-        let cap = if delay.0 > 0.0 { politeness_cap(delay).0 } else { f64::INFINITY };
+        let cap = if delay.0 > 0.0 {
+            politeness_cap(delay).0
+        } else {
+            f64::INFINITY
+        };
         let mut pages = 0;
         let mut previous_url: Option<u128> = None;
         while i < keys.len() && keys[i].0 == host {
@@ -134,7 +155,9 @@ pub fn arrange(mut batches: Vec<RowBatch>, delays: &HostDelays, default_delay: S
             i += 1;
         }
         // the host's pages are filled in below; only the boundary and the cap are known here
-        arena.offsets.push(arena.offsets.last().copied().unwrap_or(0) + pages);
+        arena
+            .offsets
+            .push(arena.offsets.last().copied().unwrap_or(0) + pages);
         arena.cap.push(cap);
         host_names.push(name);
         host_keys.push(host as u64);
@@ -155,7 +178,12 @@ pub fn arrange(mut batches: Vec<RowBatch>, delays: &HostDelays, default_delay: S
             let d = d as usize;
             let start = if d == 0 { 0 } else { url_end[d - 1] as usize };
             url_text[start..url_end[d] as usize].copy_from_slice(batch.url_bytes(r));
-            records[d] = (batch.importance[r], batch.change_rate[r], batch.origin[r], batch.complete_obs[r]);
+            records[d] = (
+                batch.importance[r],
+                batch.change_rate[r],
+                batch.origin[r],
+                batch.complete_obs[r],
+            );
         }
         *batch = RowBatch::default(); // free this batch now
         dest[b] = Vec::new();
@@ -164,10 +192,23 @@ pub fn arrange(mut batches: Vec<RowBatch>, delays: &HostDelays, default_delay: S
     let change_rate: Vec<f64> = records.iter().map(|r| r.1).collect();
     let origin: Vec<Origin> = records.iter().map(|r| r.2).collect();
     let complete_obs: Vec<bool> = records.iter().map(|r| r.3).collect();
-    let response: Vec<Response> = complete_obs.iter().map(|&c| Response::of(objective, c)).collect();
+    let response: Vec<Response> = complete_obs
+        .iter()
+        .map(|&c| Response::of(objective, c))
+        .collect();
     drop(records);
     arena.importance = importance;
     arena.change_rate = change_rate;
     arena.response = response;
-    Arranged { arena, url_text, url_end, complete_obs, origin, host_names, host_keys, host_ids, duplicates }
+    Arranged {
+        arena,
+        url_text,
+        url_end,
+        complete_obs,
+        origin,
+        host_names,
+        host_keys,
+        host_ids,
+        duplicates,
+    }
 }

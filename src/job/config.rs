@@ -73,7 +73,10 @@ impl RunArgs {
     /// Inputs and hosts table, with the sample as the default.
     pub fn resolved_inputs(&self) -> (Vec<String>, Option<PathBuf>) {
         if self.inputs.is_empty() {
-            let hosts = self.hosts.clone().or_else(|| Some(PathBuf::from(SAMPLE_HOSTS)));
+            let hosts = self
+                .hosts
+                .clone()
+                .or_else(|| Some(PathBuf::from(SAMPLE_HOSTS)));
             (vec![SAMPLE_PAGES.to_owned()], hosts)
         } else {
             (self.inputs.clone(), self.hosts.clone())
@@ -97,10 +100,16 @@ impl RunArgs {
             }
         }
         if !(self.min_delay_s.is_finite() && self.min_delay_s > 0.0) {
-            bail!("--min-delay-s must be positive seconds, got {}", self.min_delay_s);
+            bail!(
+                "--min-delay-s must be positive seconds, got {}",
+                self.min_delay_s
+            );
         }
         if !(self.horizon_s.is_finite() && self.horizon_s > 0.0) {
-            bail!("--horizon-s must be positive seconds, got {}", self.horizon_s);
+            bail!(
+                "--horizon-s must be positive seconds, got {}",
+                self.horizon_s
+            );
         }
         if self.crawlers == 0 {
             bail!("--crawlers must be at least 1");
@@ -127,15 +136,29 @@ impl RunArgs {
 /// earlier one). `inputs` (a list) applies only when the command line names no input.
 pub fn expand_job_file(argv: Vec<String>) -> anyhow::Result<Vec<String>> {
     use anyhow::{bail, Context};
-    let Some(run_at) = argv.iter().position(|a| a == "run") else { return Ok(argv) };
-    let job_at = argv.iter().skip(run_at).position(|a| a == "--job" || a.starts_with("--job=")).map(|i| i + run_at);
-    let Some(job_at) = job_at else { return Ok(argv) };
+    let Some(run_at) = argv.iter().position(|a| a == "run") else {
+        return Ok(argv);
+    };
+    let job_at = argv
+        .iter()
+        .skip(run_at)
+        .position(|a| a == "--job" || a.starts_with("--job="))
+        .map(|i| i + run_at);
+    let Some(job_at) = job_at else {
+        return Ok(argv);
+    };
     let path = match argv[job_at].strip_prefix("--job=") {
         Some(p) => p.to_owned(),
-        None => argv.get(job_at + 1).cloned().context("--job needs a file")?,
+        None => argv
+            .get(job_at + 1)
+            .cloned()
+            .context("--job needs a file")?,
     };
-    let text = std::fs::read_to_string(&path).with_context(|| format!("reading job file {path}"))?;
-    let table: toml::Table = text.parse().with_context(|| format!("job file {path} is not valid TOML"))?;
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading job file {path}"))?;
+    let table: toml::Table = text
+        .parse()
+        .with_context(|| format!("job file {path} is not valid TOML"))?;
     let mut from_file = Vec::new();
     let mut inputs = Vec::new();
     for (key, value) in &table {
@@ -202,7 +225,8 @@ mod tests {
         let job = dir.path().join("j.toml");
         std::fs::write(&job, "inputs = [\"a\", \"b\"]\ncrawlers = 4\nobjective = \"binary\"\nquiet = true\nmin_delay_s = 2.5\n").unwrap();
         let j = job.to_str().unwrap();
-        let run = parse(expand_job_file(argv(&format!("revisit run --job {j} --crawlers 7"))).unwrap());
+        let run =
+            parse(expand_job_file(argv(&format!("revisit run --job {j} --crawlers 7"))).unwrap());
         assert_eq!(run.crawlers, 7);
         assert_eq!(run.inputs, vec!["a", "b"]);
         assert!(run.quiet);

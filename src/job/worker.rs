@@ -32,14 +32,22 @@ const BATCH_TEXT_BYTES: usize = 1 << 20;
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Runs worker `worker`'s share of the job; worker 0 returns the summary.
-pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Result<Option<Summary>> {
+pub fn run_worker(
+    worker: &mut Worker,
+    args: &RunArgs,
+    processes: usize,
+) -> Result<Option<Summary>> {
     let started = Instant::now();
     let index = worker.index();
     let peers = worker.peers();
     let lead = index == 0;
     let say = |msg: String| {
         if lead && !args.quiet {
-            eprintln!("[revisit] {msg} [{:.2} s, RSS {} MiB]", started.elapsed().as_secs_f64(), rss_bytes() >> 20);
+            eprintln!(
+                "[revisit] {msg} [{:.2} s, RSS {} MiB]",
+                started.elapsed().as_secs_f64(),
+                rss_bytes() >> 20
+            );
         }
     };
 
@@ -55,7 +63,13 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
     };
     let units = pages::units(&page_files);
     let total_rows: u64 = units.iter().map(|u| u.rows).sum();
-    say(format!("{} files, {} row groups, {} rows; {} workers", files.len(), units.len(), total_rows, peers));
+    say(format!(
+        "{} files, {} row groups, {} rows; {} workers",
+        files.len(),
+        units.len(),
+        total_rows,
+        peers
+    ));
 
     let mut pages_channel = Shuffle::<RowBatch>::new(worker, "ByHost", |b| b.dest as u64);
     let mut crawler_channel = Shuffle::<RowBatch>::new(worker, "ByCrawler", |b| b.dest as u64);
@@ -76,9 +90,17 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
             |row| {
                 let dest = route(row.host.as_bytes(), peers) as usize;
                 let batch = &mut outgoing[dest];
-                batch.push(row.url, row.host, row.importance, row.change_rate, row.complete_obs, row.origin);
+                batch.push(
+                    row.url,
+                    row.host,
+                    row.importance,
+                    row.change_rate,
+                    row.complete_obs,
+                    row.origin,
+                );
                 if batch.text_bytes() >= BATCH_TEXT_BYTES {
-                    pages_channel.send(std::mem::replace(batch, RowBatch::new(dest as u32)).sealed());
+                    pages_channel
+                        .send(std::mem::replace(batch, RowBatch::new(dest as u32)).sealed());
                 }
             },
             |r| rejected.push(r),
@@ -107,9 +129,17 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
     }
 
     // Arrange: group by host, drop duplicates, join politeness delays.
-    say(format!("received {} batches; text {} / {} MiB capacity", received.len(), received.iter().map(|b| b.text.len()).sum::<usize>() >> 20, received.iter().map(|b| b.text.capacity()).sum::<usize>() >> 20));
+    say(format!(
+        "received {} batches; text {} / {} MiB capacity",
+        received.len(),
+        received.iter().map(|b| b.text.len()).sum::<usize>() >> 20,
+        received.iter().map(|b| b.text.capacity()).sum::<usize>() >> 20
+    ));
     let arranged = arrange(received, &delays, Seconds(args.min_delay_s), args.objective);
-    let counts = reducer.all_reduce(Counts { pages: arranged.arena.pages() as u64, duplicates: arranged.duplicates.len() as u64 });
+    let counts = reducer.all_reduce(Counts {
+        pages: arranged.arena.pages() as u64,
+        duplicates: arranged.duplicates.len() as u64,
+    });
     rejected.extend(arranged.duplicates.iter().cloned());
     let exchange_done = Instant::now();
     if counts.pages == 0 {
@@ -121,7 +151,11 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
     }
     let bandwidth = match args.bandwidth {
         Some(r) => r,
-        None => args.bandwidth_fraction.unwrap_or(DEFAULT_BANDWIDTH_FRACTION) * counts.pages as f64,
+        None => {
+            args.bandwidth_fraction
+                .unwrap_or(DEFAULT_BANDWIDTH_FRACTION)
+                * counts.pages as f64
+        }
     };
     say(format!(
         "read {} rows: {} pages on {} workers, {} rejected; solving for {bandwidth} fetches/day",
@@ -133,14 +167,26 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
 
     // Solve.
     fail_point("solve", index);
-    let solution = solve(&arranged.arena, bandwidth, &mut reducer, |round, price, gap| {
-        say(format!("round {round}: multiplier {price:.12e}, spend/bandwidth - 1 = {gap:+.3e}"))
-    });
+    let solution = solve(
+        &arranged.arena,
+        bandwidth,
+        &mut reducer,
+        |round, price, gap| {
+            say(format!(
+                "round {round}: multiplier {price:.12e}, spend/bandwidth - 1 = {gap:+.3e}"
+            ))
+        },
+    );
     let solve_done = Instant::now();
 
     // Assign hosts to crawlers: every worker runs the same assignment on every host's budget.
     let loads = reducer.all_reduce(HostLoads(
-        arranged.host_keys.iter().zip(&solution.budgets).map(|(&k, &b)| (k, b)).collect(),
+        arranged
+            .host_keys
+            .iter()
+            .zip(&solution.budgets)
+            .map(|(&k, &b)| (k, b))
+            .collect(),
     ));
     let mut all_hosts = loads.0;
     all_hosts.sort_by_key(|h| h.0);
@@ -150,7 +196,12 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
         assignment[i]
     };
     let load_ratio = imbalance(&all_hosts, &assignment, args.crawlers);
-    say(format!("assigned {} hosts to {} crawlers (max/mean load {load_ratio:.4}) in {:.2} s", all_hosts.len(), args.crawlers, solve_done.elapsed().as_secs_f64()));
+    say(format!(
+        "assigned {} hosts to {} crawlers (max/mean load {load_ratio:.4}) in {:.2} s",
+        all_hosts.len(),
+        args.crawlers,
+        solve_done.elapsed().as_secs_f64()
+    ));
 
     // Hosts and rejections go to the lead, which writes their tables.
     fail_point("write", index);
@@ -165,7 +216,12 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
         let hp = solution.hosts[h];
         for i in arena.host_pages(h) {
             let rate = solution.rates[i];
-            costs.add(arena.importance[i], arena.change_rate[i], rate, arena.response[i].complete_obs());
+            costs.add(
+                arena.importance[i],
+                arena.change_rate[i],
+                rate,
+                arena.response[i].complete_obs(),
+            );
         }
         host_rows.push(HostRow {
             host: arranged.host_names[h].clone(),
@@ -177,7 +233,10 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
             multiplier: hp.price,
         });
     }
-    gather_channel.send((0, bincode::serialize(&(host_rows, rejected)).context("encoding host rows")?));
+    gather_channel.send((
+        0,
+        bincode::serialize(&(host_rows, rejected)).context("encoding host rows")?,
+    ));
     let gathered = gather_channel.finish_round(reducer.worker);
 
     // The staging folder every worker agrees on.
@@ -201,18 +260,25 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
             let mut batch = output_batch(crawler, peers);
             for &h in &hosts_of_crawler[crawler as usize] {
                 let capped = solution.hosts[h].capped;
-                batch.segments.push((arranged.host_ids[h], batch.len() as u32));
+                batch
+                    .segments
+                    .push((arranged.host_ids[h], batch.len() as u32));
                 let host = arranged.host_names[h].as_bytes();
                 for i in arena.host_pages(h) {
                     let rate = solution.rates[i];
                     if rate > 0.0 {
                         let (mu, lambda) = (arena.importance[i], arena.change_rate[i]);
-                        let (url, complete, origin) = (arranged.url_bytes(i), arranged.complete_obs[i], arranged.origin[i]);
+                        let (url, complete, origin) = (
+                            arranged.url_bytes(i),
+                            arranged.complete_obs[i],
+                            arranged.origin[i],
+                        );
                         batch.push_rated(url, host, mu, lambda, complete, origin, rate, capped);
                     }
                 }
                 if batch.text_bytes() >= BATCH_TEXT_BYTES {
-                    crawler_channel.send(std::mem::replace(&mut batch, output_batch(crawler, peers)).sealed());
+                    crawler_channel
+                        .send(std::mem::replace(&mut batch, output_batch(crawler, peers)).sealed());
                 }
             }
             if !batch.is_empty() {
@@ -234,9 +300,16 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
     costs.zero_rate = solution.rates.len() as u64 - costs.scheduled;
     costs.hosts = arena.hosts() as u64;
     costs.hosts_capped = solution.hosts.iter().filter(|h| h.capped).count() as u64;
-    say(format!("wrote this worker's files at {:.2} s after the solve", solve_done.elapsed().as_secs_f64()));
+    say(format!(
+        "wrote this worker's files at {:.2} s after the solve",
+        solve_done.elapsed().as_secs_f64()
+    ));
     costs.peak_rss = peak_rss_bytes();
-    let fin = reducer.all_reduce(Final { error, files: files_written, costs });
+    let fin = reducer.all_reduce(Final {
+        error,
+        files: files_written,
+        costs,
+    });
     if let Some((_, message)) = fin.error {
         if lead {
             std::fs::remove_dir_all(&staging).ok();
@@ -250,7 +323,16 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
     let c = &fin.costs;
     let rejected_by_reason: BTreeMap<String, u64> = Reason::ALL
         .iter()
-        .map(|&r| (r.name().to_owned(), if r == Reason::DuplicateUrl { counts.duplicates } else { status.rejected[reason_slot(r)] }))
+        .map(|&r| {
+            (
+                r.name().to_owned(),
+                if r == Reason::DuplicateUrl {
+                    counts.duplicates
+                } else {
+                    status.rejected[reason_slot(r)]
+                },
+            )
+        })
         .filter(|(_, n)| *n > 0)
         .collect();
     let rows_rejected = rejected_by_reason.values().sum();
@@ -258,8 +340,9 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
         Some(index_rate) => {
             let arrival = solution.bandwidth_used / args.crawlers as f64;
             let gamma = args.index_gamma.unwrap_or(index_rate);
-            let (crawlers, cost) = crate::plan::recommended_crawlers(arrival, index_rate, args.index_buffer, gamma)
-                .context("--index-rate, --index-buffer, --index-gamma")?;
+            let (crawlers, cost) =
+                crate::plan::recommended_crawlers(arrival, index_rate, args.index_buffer, gamma)
+                    .context("--index-rate, --index-buffer, --index-gamma")?;
             Some(Recommendation {
                 crawlers,
                 cost,
@@ -314,10 +397,21 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
             summary.rows_rejected
         );
     }
-    std::fs::write(staging.join("summary.json"), serde_json::to_string_pretty(&summary)?).context("writing summary.json")?;
+    std::fs::write(
+        staging.join("summary.json"),
+        serde_json::to_string_pretty(&summary)?,
+    )
+    .context("writing summary.json")?;
     let mut entries = fin.files;
     entries.sort();
-    publish::publish(&staging, &args.out, &Manifest { version: VERSION.to_owned(), files: entries })?;
+    publish::publish(
+        &staging,
+        &args.out,
+        &Manifest {
+            version: VERSION.to_owned(),
+            files: entries,
+        },
+    )?;
     Ok(Some(summary))
 }
 
@@ -336,18 +430,30 @@ fn write_crawler(
     let mut runs: Vec<(u128, u32, u32, u32)> = Vec::new(); // (host, batch, first row, end row)
     for (b, batch) in rows.iter().enumerate() {
         for (k, &(host, first)) in batch.segments.iter().enumerate() {
-            let end = batch.segments.get(k + 1).map(|s| s.1).unwrap_or(batch.len() as u32);
+            let end = batch
+                .segments
+                .get(k + 1)
+                .map(|s| s.1)
+                .unwrap_or(batch.len() as u32);
             runs.push((host, b as u32, first, end));
         }
     }
     runs.sort_unstable_by_key(|r| r.0);
-    let order: Vec<(u32, u32)> = runs.iter().flat_map(|&(_, b, first, end)| (first..end).map(move |r| (b, r))).collect();
+    let order: Vec<(u32, u32)> = runs
+        .iter()
+        .flat_map(|&(_, b, first, end)| (first..end).map(move |r| (b, r)))
+        .collect();
     let width = crawler_digits(crawlers);
     let rel = format!("rates/crawler={crawler:0width$}/part-00000.parquet");
     let path = staging.join(&rel);
-    std::fs::create_dir_all(path.parent().unwrap_or(staging)).with_context(|| format!("creating {}", path.display()))?;
+    std::fs::create_dir_all(path.parent().unwrap_or(staging))
+        .with_context(|| format!("creating {}", path.display()))?;
     let (n, bytes) = write_rates(&path, rows, &order, metadata)?;
-    Ok(FileEntry { path: rel, rows: n, bytes })
+    Ok(FileEntry {
+        path: rel,
+        rows: n,
+        bytes,
+    })
 }
 
 /// Writes the hosts and rejected tables from every worker's share (lead only).
@@ -360,19 +466,38 @@ fn write_lead_tables(
     let mut host_rows = Vec::new();
     let mut rejected = Vec::new();
     for (_, bytes) in gathered {
-        let (h, r): (Vec<HostRow>, Vec<Rejected>) = bincode::deserialize(&bytes).context("decoding host rows")?;
+        let (h, r): (Vec<HostRow>, Vec<Rejected>) =
+            bincode::deserialize(&bytes).context("decoding host rows")?;
         host_rows.extend(h);
         rejected.extend(r);
     }
     host_rows.sort_by(|a, b| a.host.cmp(&b.host));
     rejected.sort_by_key(|r| r.origin);
     let mut written = Vec::new();
-    std::fs::create_dir_all(staging.join("hosts")).with_context(|| format!("creating {}", staging.display()))?;
-    let (n, bytes) = write_hosts(&staging.join("hosts/part-00000.parquet"), &host_rows, metadata)?;
-    written.push(FileEntry { path: "hosts/part-00000.parquet".into(), rows: n, bytes });
+    std::fs::create_dir_all(staging.join("hosts"))
+        .with_context(|| format!("creating {}", staging.display()))?;
+    let (n, bytes) = write_hosts(
+        &staging.join("hosts/part-00000.parquet"),
+        &host_rows,
+        metadata,
+    )?;
+    written.push(FileEntry {
+        path: "hosts/part-00000.parquet".into(),
+        rows: n,
+        bytes,
+    });
     std::fs::create_dir_all(staging.join("rejected"))?;
-    let (n, bytes) = write_rejected(&staging.join("rejected/part-00000.parquet"), &rejected, files, metadata)?;
-    written.push(FileEntry { path: "rejected/part-00000.parquet".into(), rows: n, bytes });
+    let (n, bytes) = write_rejected(
+        &staging.join("rejected/part-00000.parquet"),
+        &rejected,
+        files,
+        metadata,
+    )?;
+    written.push(FileEntry {
+        path: "rejected/part-00000.parquet".into(),
+        rows: n,
+        bytes,
+    });
     Ok(written)
 }
 
@@ -402,7 +527,10 @@ fn file_metadata(args: &RunArgs, multiplier: f64, bandwidth: f64) -> Vec<(String
 }
 
 fn run_id_candidate() -> u64 {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
     nanos ^ ((std::process::id() as u64) << 48)
 }
 
@@ -415,7 +543,9 @@ fn progress_bar(show: bool, len: u64, what: &str) -> indicatif::ProgressBar {
         return indicatif::ProgressBar::hidden();
     }
     let bar = indicatif::ProgressBar::new(len);
-    if let Ok(style) = indicatif::ProgressStyle::with_template("[revisit] {msg} {bar:30} {pos}/{len} ({eta})") {
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("[revisit] {msg} {bar:30} {pos}/{len} ({eta})")
+    {
         bar.set_style(style);
     }
     bar.set_message(what.to_owned());
@@ -426,7 +556,9 @@ fn progress_bar(show: bool, len: u64, what: &str) -> indicatif::ProgressBar {
 /// end its process with status 3, as a killed machine would) when it reaches `phase` (read, solve,
 /// write). Used by the failure tests; never set it in production.
 fn fail_point(phase: &str, index: usize) {
-    let Ok(spec) = std::env::var("REVISIT_FAIL_AT") else { return };
+    let Ok(spec) = std::env::var("REVISIT_FAIL_AT") else {
+        return;
+    };
     let mut parts = spec.split(':');
     if parts.next() != Some(phase) {
         return;

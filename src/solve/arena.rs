@@ -23,11 +23,18 @@ pub struct Arena {
 impl Arena {
     /// An arena with no hosts.
     pub fn new() -> Self {
-        Arena { offsets: vec![0], ..Default::default() }
+        Arena {
+            offsets: vec![0],
+            ..Default::default()
+        }
     }
 
     /// Appends one host with its pages `(importance, change_rate, response)` and its cap per day.
-    pub fn push_host(&mut self, cap_per_day: f64, pages: impl IntoIterator<Item = (f64, f64, Response)>) {
+    pub fn push_host(
+        &mut self,
+        cap_per_day: f64,
+        pages: impl IntoIterator<Item = (f64, f64, Response)>,
+    ) {
         for (mu, lambda, response) in pages {
             self.importance.push(mu);
             self.change_rate.push(lambda);

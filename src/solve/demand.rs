@@ -28,7 +28,13 @@ pub struct Demand {
 /// Demand of pages `range` of the arena at `price`, summed in page order (deterministic).
 #[inline]
 pub fn demand(arena: &Arena, range: std::ops::Range<usize>, price: f64) -> Demand {
-    let mut d = Demand { right: 0.0, left: 0.0, slope: 0.0, next_above: f64::INFINITY, next_below: 0.0 };
+    let mut d = Demand {
+        right: 0.0,
+        left: 0.0,
+        slope: 0.0,
+        next_above: f64::INFINITY,
+        next_below: 0.0,
+    };
     let (window_lo, window_hi) = (price / (1.0 + STEP_WINDOW), price * (1.0 + STEP_WINDOW));
     let step_density = 1.0 / (window_hi - window_lo);
     for i in range {
@@ -64,7 +70,9 @@ pub fn page_rate(arena: &Arena, i: usize, price: f64, fill: f64) -> f64 {
     let (mu, lambda, response) = (arena.importance[i], arena.change_rate[i], arena.response[i]);
     let right = response.rate(mu, lambda, price);
     match response.jump(mu, lambda) {
-        Some(step) if step == price && fill > 0.0 => right + fill * (response.rate_left(mu, lambda, price) - right),
+        Some(step) if step == price && fill > 0.0 => {
+            right + fill * (response.rate_left(mu, lambda, price) - right)
+        }
         _ => right,
     }
 }

@@ -17,8 +17,13 @@ use super::arena::Arena;
 pub fn azar_problem2(importance: &[f64], change_rate: &[f64], bandwidth: f64) -> Vec<f64> {
     let n = importance.len();
     let mut order: Vec<usize> = (0..n).filter(|&i| change_rate[i] > 0.0).collect();
-    order.sort_by(|&a, &b| (importance[a] / change_rate[a]).total_cmp(&(importance[b] / change_rate[b])));
-    let mut t: f64 = order.iter().map(|&i| (importance[i] * change_rate[i]).sqrt()).sum();
+    order.sort_by(|&a, &b| {
+        (importance[a] / change_rate[a]).total_cmp(&(importance[b] / change_rate[b]))
+    });
+    let mut t: f64 = order
+        .iter()
+        .map(|&i| (importance[i] * change_rate[i]).sqrt())
+        .sum();
     let mut s: f64 = order.iter().map(|&i| change_rate[i]).sum();
     let mut first_kept = order.len();
     for (k, &i) in order.iter().enumerate() {
@@ -42,7 +47,10 @@ pub fn azar_problem2(importance: &[f64], change_rate: &[f64], bandwidth: f64) ->
 /// price, evaluating plain sums. Slow and simple; returns (rates, host prices, nu).
 pub fn bisection(arena: &Arena, bandwidth: f64) -> (Vec<f64>, Vec<f64>, f64) {
     let host_demand = |h: usize, price: f64| -> f64 {
-        arena.host_pages(h).map(|i| arena.response[i].rate(arena.importance[i], arena.change_rate[i], price)).sum()
+        arena
+            .host_pages(h)
+            .map(|i| arena.response[i].rate(arena.importance[i], arena.change_rate[i], price))
+            .sum()
     };
     let host_price = |h: usize, nu: f64| -> f64 {
         if host_demand(h, nu) <= arena.cap[h] {
@@ -50,9 +58,17 @@ pub fn bisection(arena: &Arena, bandwidth: f64) -> (Vec<f64>, Vec<f64>, f64) {
         }
         bisect(nu, |p| host_demand(h, p) > arena.cap[h])
     };
-    let spend = |nu: f64| -> f64 { (0..arena.hosts()).map(|h| host_demand(h, nu).min(arena.cap[h])).sum() };
+    let spend = |nu: f64| -> f64 {
+        (0..arena.hosts())
+            .map(|h| host_demand(h, nu).min(arena.cap[h]))
+            .sum()
+    };
     let max_spend = spend(0.0);
-    let nu = if max_spend <= bandwidth { 0.0 } else { bisect(0.0, |p| spend(p) > bandwidth) };
+    let nu = if max_spend <= bandwidth {
+        0.0
+    } else {
+        bisect(0.0, |p| spend(p) > bandwidth)
+    };
     let prices: Vec<f64> = (0..arena.hosts()).map(|h| host_price(h, nu)).collect();
     let mut rates = vec![0.0; arena.pages()];
     for h in 0..arena.hosts() {
@@ -76,7 +92,11 @@ fn bisect(from: f64, above: impl Fn(f64) -> bool) -> f64 {
         lo /= 16.0;
     }
     for _ in 0..200 {
-        let mid = if hi / lo > 4.0 { (lo * hi).sqrt() } else { 0.5 * (lo + hi) };
+        let mid = if hi / lo > 4.0 {
+            (lo * hi).sqrt()
+        } else {
+            0.5 * (lo + hi)
+        };
         if mid <= lo || mid >= hi {
             break;
         }

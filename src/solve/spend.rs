@@ -68,7 +68,11 @@ impl SpendPartial {
         }
         let mut crossing = self.tie_crossing.clone();
         // breakpoints f = room / step, in order (ties of equal breakpoints are interchangeable)
-        crossing.sort_by(|a, b| (a.0 / a.1).total_cmp(&(b.0 / b.1)).then(a.0.total_cmp(&b.0)));
+        crossing.sort_by(|a, b| {
+            (a.0 / a.1)
+                .total_cmp(&(b.0 / b.1))
+                .then(a.0.total_cmp(&b.0))
+        });
         let mut base = ExactSum::new(); // spend at f = 0 plus the saturated hosts' rooms
         base.add(right);
         let mut slope = self.tie_linear.clone(); // d spend / d f of the hosts not yet saturated
@@ -94,7 +98,12 @@ impl SpendPartial {
 
 /// This worker's spend partial at `price` over all hosts of `arena`.
 pub fn spend_partial(arena: &Arena, price: f64) -> SpendPartial {
-    let mut p = SpendPartial { price, next_above: f64::INFINITY, next_below: 0.0, ..Default::default() };
+    let mut p = SpendPartial {
+        price,
+        next_above: f64::INFINITY,
+        next_below: 0.0,
+        ..Default::default()
+    };
     for h in 0..arena.hosts() {
         let cap = arena.cap[h];
         let d = demand(arena, arena.host_pages(h), price);
@@ -146,8 +155,13 @@ pub fn prelude(arena: &Arena) -> Prelude {
         let range = arena.host_pages(h);
         let mut max_demand = 0.0;
         for i in range {
-            let (mu, lambda, response) = (arena.importance[i], arena.change_rate[i], arena.response[i]);
-            max_demand += if lambda > 0.0 { response.upper(lambda) } else { 0.0 };
+            let (mu, lambda, response) =
+                (arena.importance[i], arena.change_rate[i], arena.response[i]);
+            max_demand += if lambda > 0.0 {
+                response.upper(lambda)
+            } else {
+                0.0
+            };
             match response {
                 HarmonicIncomplete | HarmonicComplete => p.inverse_moment.add(mu),
                 BinaryPoisson | BinaryComplete => {
@@ -165,9 +179,19 @@ impl Prelude {
     /// A first price: the root of A/theta + B/sqrt(theta) - L = R, the uncapped, unclipped spend of
     /// the harmonic (mu/theta) and binary (sqrt(mu lambda/theta) - lambda) families.
     pub fn guess(&self, bandwidth: f64) -> f64 {
-        let (a, b, l) = (self.inverse_moment.value(), self.root_moment.value(), self.offset_moment.value());
+        let (a, b, l) = (
+            self.inverse_moment.value(),
+            self.root_moment.value(),
+            self.offset_moment.value(),
+        );
         let c = bandwidth + l;
-        let s = if a > 0.0 { 2.0 * c / (b + (b * b + 4.0 * a * c).sqrt()) } else if b > 0.0 { c / b } else { 1.0 };
+        let s = if a > 0.0 {
+            2.0 * c / (b + (b * b + 4.0 * a * c).sqrt())
+        } else if b > 0.0 {
+            c / b
+        } else {
+            1.0
+        };
         1.0 / (s * s)
     }
 }
