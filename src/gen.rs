@@ -11,12 +11,12 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use arrow_array::{BooleanArray, Float64Array, RecordBatch, StringArray};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_schema::{DataType, Field, Schema};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, LogNormal, Pareto, Zipf};
 
-use crate::io::parquet_out;
+use crate::io::{parquet_out, schema};
 
 /// Parameters of a synthetic page set.
 #[derive(Clone, Debug, clap::Args)]
@@ -66,17 +66,6 @@ pub struct GenArgs {
 const CHANGE_RATE_RANGE: (f64, f64) = (5e-4, 7.0);
 /// Crawl-delays (seconds) drawn for hosts that set one.
 const CRAWL_DELAYS_S: [f64; 6] = [1.0, 2.0, 5.0, 10.0, 30.0, 60.0];
-
-/// The schema of generated pages.
-pub fn pages_schema() -> SchemaRef {
-    Arc::new(Schema::new(vec![
-        Field::new("url", DataType::Utf8, false),
-        Field::new("host", DataType::Utf8, false),
-        Field::new("importance", DataType::Float64, false),
-        Field::new("change_rate", DataType::Float64, false),
-        Field::new("complete_obs", DataType::Boolean, false),
-    ]))
-}
 
 /// The host name of rank `rank` (1-based).
 pub fn host_name(rank: u64) -> String {
@@ -139,7 +128,7 @@ fn write_shard(args: &GenArgs, hosts: u64, shard: u32, path: &Path) -> Result<()
         Pareto::new(1.0, args.importance_shape).context("--importance-shape must be > 0")?;
     let lognormal = LogNormal::new(args.change_rate_median.ln(), args.change_rate_sigma)
         .context("bad change-rate parameters")?;
-    let mut writer = parquet_out::Writer::create(path, pages_schema(), &[], args.row_group_rows)?;
+    let mut writer = parquet_out::Writer::create(path, schema::pages(), &[], args.row_group_rows)?;
     let chunk = 65_536u64;
     let mut done = 0;
     while done < rows {
@@ -165,7 +154,7 @@ fn write_shard(args: &GenArgs, hosts: u64, shard: u32, path: &Path) -> Result<()
             complete.push(rng.random_bool(args.complete_share));
         }
         let batch = RecordBatch::try_new(
-            pages_schema(),
+            schema::pages(),
             vec![
                 Arc::new(StringArray::from(urls)),
                 Arc::new(StringArray::from(host_names)),

@@ -10,12 +10,21 @@ use revisit::objective::{Objective, Response};
 use revisit::solve::{arena::Arena, reduce::Alone, solve};
 use revisit::units::{politeness_cap, Seconds};
 
-fn run_into(data: &std::path::Path, out: &std::path::Path, objective: &str, workers: &str) {
-    run_ok(&[
-        "run",
-        data.join("pages").to_str().unwrap(),
-        "--hosts",
-        data.join("hosts.parquet").to_str().unwrap(),
+/// The arguments of one run of these tests.
+fn run_args(
+    data: &std::path::Path,
+    out: &std::path::Path,
+    objective: &str,
+    workers: &str,
+) -> Vec<String> {
+    let path = |p: std::path::PathBuf| p.to_str().unwrap().to_owned();
+    let mut args = vec![
+        "run".to_owned(),
+        path(data.join("pages")),
+        "--hosts".into(),
+        path(data.join("hosts.parquet")),
+    ];
+    for a in [
         "--objective",
         objective,
         "--bandwidth-fraction",
@@ -23,11 +32,21 @@ fn run_into(data: &std::path::Path, out: &std::path::Path, objective: &str, work
         "--crawlers",
         "7",
         "--out",
-        out.to_str().unwrap(),
-        "-w",
-        workers,
-        "-q",
+    ] {
+        args.push(a.to_owned());
+    }
+    args.extend([
+        path(out.to_path_buf()),
+        "-w".into(),
+        workers.into(),
+        "-q".into(),
     ]);
+    args
+}
+
+fn run_into(data: &std::path::Path, out: &std::path::Path, objective: &str, workers: &str) {
+    let args = run_args(data, out, objective, workers);
+    run_ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
 }
 
 #[test]
@@ -64,24 +83,8 @@ fn identical_bytes_across_workers_and_processes() {
             );
         }
         let out = tmp.path().join(format!("{objective}-n2"));
-        let (pages, hosts) = (data.join("pages"), data.join("hosts.parquet"));
-        let args = [
-            "run",
-            pages.to_str().unwrap(),
-            "--hosts",
-            hosts.to_str().unwrap(),
-            "--objective",
-            objective,
-            "--bandwidth-fraction",
-            "0.3",
-            "--crawlers",
-            "7",
-            "--out",
-            out.to_str().unwrap(),
-            "-w",
-            "2",
-            "-q",
-        ];
+        let args = run_args(&data, &out, objective, "2");
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let outputs = run_cluster(2, tmp.path(), &args, &[]);
         for o in &outputs {
             assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -4,6 +4,17 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
+/// Page sets as `revisit gen` writes them (the input schema with every optional column).
+pub fn pages() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("url", DataType::Utf8, false),
+        Field::new("host", DataType::Utf8, false),
+        Field::new("importance", DataType::Float64, false),
+        Field::new("change_rate", DataType::Float64, false),
+        Field::new("complete_obs", DataType::Boolean, false),
+    ]))
+}
+
 /// `rates/crawler=NNN/part-*.parquet`: one row per scheduled URL.
 pub fn rates() -> SchemaRef {
     Arc::new(Schema::new(vec![
