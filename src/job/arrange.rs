@@ -50,8 +50,28 @@ impl Arranged {
     }
 }
 
-/// Arranges `batches` for `objective`, with per-host delays and the default delay.
-pub fn arrange(batches: Vec<RowBatch>, delays: &HostDelays, default_delay: Seconds, objective: Objective) -> Arranged {
+/// How the solver reads the rows: the objective, and whether `importance` is a value per change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reading {
+    pub objective: Objective,
+    /// The importance column is Frontera's w, the value of a new version: mu = w x change_rate.
+    pub value_per_change: bool,
+}
+
+impl Reading {
+    /// The solver's importance mu of a row.
+    #[inline]
+    pub fn importance(self, importance: f64, change_rate: f64) -> f64 {
+        if self.value_per_change {
+            importance * change_rate
+        } else {
+            importance
+        }
+    }
+}
+
+/// Arranges `batches` for `reading`, with per-host delays and the default delay.
+pub fn arrange(batches: Vec<RowBatch>, delays: &HostDelays, default_delay: Seconds, reading: Reading) -> Arranged {
     // (host key, url key, batch, row): sorted numerically, bytes compared only on equal keys.
     let mut keys: Vec<(u64, u64, u32, u32)> = Vec::with_capacity(batches.iter().map(RowBatch::len).sum());
     for (b, batch) in batches.iter().enumerate() {
@@ -114,7 +134,8 @@ pub fn arrange(batches: Vec<RowBatch>, delays: &HostDelays, default_delay: Secon
                     change_rate: Some(b.change_rate[r]),
                 });
             } else {
-                members.push((b.importance[r], b.change_rate[r], Response::of(objective, b.complete_obs[r])));
+                let mu = reading.importance(b.importance[r], b.change_rate[r]);
+                members.push((mu, b.change_rate[r], Response::of(reading.objective, b.complete_obs[r])));
                 pages.push((keys[i].2, keys[i].3));
                 previous_url = Some(url);
             }

@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use timely::worker::Worker;
 
-use super::arrange::{arrange, route};
+use super::arrange::{arrange, route, Reading};
 use super::channel::{Reducer, Shuffle};
 use super::config::{RunArgs, DEFAULT_BANDWIDTH_FRACTION};
 use super::output::{write_hosts, write_rates, write_rejected, HostRow};
@@ -107,7 +107,8 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
     }
 
     // Arrange: group by host, drop duplicates, join politeness delays.
-    let arranged = arrange(received, &delays, Seconds(args.min_delay_s), args.objective);
+    let reading = Reading { objective: args.objective, value_per_change: args.value_per_change };
+    let mut arranged = arrange(received, &delays, Seconds(args.min_delay_s), reading);
     let counts = reducer.all_reduce(Counts { pages: arranged.arena.pages() as u64, duplicates: arranged.duplicates.len() as u64 });
     rejected.extend(arranged.duplicates.iter().cloned());
     let exchange_done = Instant::now();
@@ -122,6 +123,11 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
         Some(r) => r,
         None => args.bandwidth_fraction.unwrap_or(DEFAULT_BANDWIDTH_FRACTION) * counts.pages as f64,
     };
+    // One fetch per slot of the discrete-time model; BLC-eps floors eps R / |W| (DESIGN §2 box).
+    arranged.arena.slot_days = 1.0 / bandwidth;
+    if args.floor > 0.0 {
+        arranged.arena.set_floor(args.floor * bandwidth / counts.pages as f64);
+    }
     say(format!(
         "read {} rows: {} pages on {} workers, {} rejected; solving for {bandwidth} fetches/day",
         status.rows,
@@ -165,8 +171,10 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
             let rate = solution.rates[i];
             let (b, r) = arranged.pages[i];
             let source = &arranged.batches[b as usize];
-            let (mu, lambda, complete) = (arena.importance[i], arena.change_rate[i], arena.response[i].complete_obs());
+            // the page's own observability: the baselines' responses ignore it, the costs must not
+            let (mu, lambda, complete) = (arena.importance[i], arena.change_rate[i], source.complete_obs[r as usize]);
             costs.add(mu, lambda, rate, complete);
+            costs.objective.add(arena.response[i].cost(arena.page(i), rate));
             if rate > 0.0 {
                 batch.push_rated(source, r as usize, rate, hp.capped);
                 costs.scheduled += 1;
@@ -239,6 +247,7 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
         crawlers: args.crawlers,
         cost_harmonic: Some(c.harmonic.value()).filter(|v| v.is_finite()),
         cost_binary: c.binary.value(),
+        cost_objective: Some(c.objective.value()).filter(|v| v.is_finite() && args.objective.is_exact()),
         urls_starved: c.starved,
         rows_in: status.rows,
         rows_scheduled: c.scheduled,
@@ -348,6 +357,8 @@ fn file_metadata(args: &RunArgs, multiplier: f64, bandwidth: f64) -> Vec<(String
         ("revisit.multiplier".into(), format!("{multiplier}")),
         ("revisit.bandwidth_per_day".into(), format!("{bandwidth}")),
         ("revisit.horizon_s".into(), format!("{}", args.horizon_s)),
+        ("revisit.floor_eps".into(), format!("{}", args.floor)),
+        ("revisit.value_per_change".into(), format!("{}", args.value_per_change)),
         ("revisit.crawlers".into(), format!("{}", args.crawlers)),
         ("revisit.units.rates".into(), schema::RATES_UNITS.into()),
         ("revisit.units.hosts".into(), schema::HOSTS_UNITS.into()),
@@ -451,6 +462,8 @@ impl Combine for RunId {
 struct Costs {
     harmonic: ExactSum,
     binary: ExactSum,
+    /// The run's own objective as a cost ([`crate::objective::Response::cost`]).
+    objective: ExactSum,
     starved: u64,
     scheduled: u64,
     zero_rate: u64,
@@ -471,6 +484,7 @@ impl Combine for Costs {
     fn combine(&mut self, o: Self) {
         self.harmonic.merge(&o.harmonic);
         self.binary.merge(&o.binary);
+        self.objective.merge(&o.objective);
         self.starved += o.starved;
         self.scheduled += o.scheduled;
         self.zero_rate += o.zero_rate;
