@@ -48,8 +48,16 @@ impl ExactSum {
         let bits = x.to_bits();
         let exponent = ((bits >> 52) & 0x7ff) as usize;
         let fraction = bits & ((1u64 << 52) - 1);
-        let (bucket, mantissa) = if exponent == 0 { (1, fraction) } else { (exponent, fraction | (1u64 << 52)) };
-        let signed = if bits >> 63 == 1 { -(mantissa as i128) } else { mantissa as i128 };
+        let (bucket, mantissa) = if exponent == 0 {
+            (1, fraction)
+        } else {
+            (exponent, fraction | (1u64 << 52))
+        };
+        let signed = if bits >> 63 == 1 {
+            -(mantissa as i128)
+        } else {
+            mantissa as i128
+        };
         self.buckets[bucket] += signed;
     }
 
@@ -78,9 +86,14 @@ impl ExactSum {
         }
         let (digits, negative) = match binary_digits(&self.buckets, false) {
             Some(d) => (d, false),
-            None => (binary_digits(&self.buckets, true).expect("a negated negative sum is positive"), true),
+            None => (
+                binary_digits(&self.buckets, true).expect("a negated negative sum is positive"),
+                true,
+            ),
         };
-        let Some(top) = digits.iter().rposition(|&d| d == 1) else { return 0.0 };
+        let Some(top) = digits.iter().rposition(|&d| d == 1) else {
+            return 0.0;
+        };
         let digit = |i: isize| if i >= 0 { digits[i as usize] as u64 } else { 0 };
         let top = top as isize;
         let mut mantissa = 0u64;
@@ -123,8 +136,13 @@ fn binary_digits(buckets: &[i128], negate: bool) -> Option<Vec<u8>> {
 impl Serialize for ExactSum {
     /// Sparse on the wire: only non-zero buckets travel between processes.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let sparse: Vec<(u16, i128)> =
-            self.buckets.iter().enumerate().filter(|(_, &b)| b != 0).map(|(i, &b)| (i as u16, b)).collect();
+        let sparse: Vec<(u16, i128)> = self
+            .buckets
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b != 0)
+            .map(|(i, &b)| (i as u16, b))
+            .collect();
         (sparse, self.special).serialize(s)
     }
 }
@@ -132,11 +150,17 @@ impl Serialize for ExactSum {
 impl<'de> Deserialize<'de> for ExactSum {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let (sparse, special): (Vec<(u16, i128)>, f64) = Deserialize::deserialize(d)?;
-        let mut sum = ExactSum { buckets: Vec::new(), special };
+        let mut sum = ExactSum {
+            buckets: Vec::new(),
+            special,
+        };
         if !sparse.is_empty() {
             sum.buckets = vec![0; BUCKETS];
             for (i, b) in sparse {
-                let slot = sum.buckets.get_mut(i as usize).ok_or_else(|| serde::de::Error::custom("bucket out of range"))?;
+                let slot = sum
+                    .buckets
+                    .get_mut(i as usize)
+                    .ok_or_else(|| serde::de::Error::custom("bucket out of range"))?;
                 *slot = b;
             }
         }
@@ -175,7 +199,9 @@ mod tests {
     fn equals_integer_arithmetic_and_ignores_order() {
         // Values k / 2^30 with integer k: their exact sum is an integer computation.
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-        let ks: Vec<i64> = (0..10_000).map(|_| rng.random_range(-(1i64 << 40)..(1i64 << 40))).collect();
+        let ks: Vec<i64> = (0..10_000)
+            .map(|_| rng.random_range(-(1i64 << 40)..(1i64 << 40)))
+            .collect();
         let exact: i128 = ks.iter().map(|&k| k as i128).sum();
         let scale = 2f64.powi(-30);
         let mut xs: Vec<f64> = ks.iter().map(|&k| k as f64 * scale).collect();
@@ -190,7 +216,9 @@ mod tests {
     #[test]
     fn merge_equals_one_sum_and_survives_serialisation() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
-        let xs: Vec<f64> = (0..1000).map(|_| rng.random::<f64>() * 10f64.powi(rng.random_range(-20..20))).collect();
+        let xs: Vec<f64> = (0..1000)
+            .map(|_| rng.random::<f64>() * 10f64.powi(rng.random_range(-20..20)))
+            .collect();
         let whole: ExactSum = xs.iter().copied().collect();
         let mut a: ExactSum = xs[..300].iter().copied().collect();
         let b: ExactSum = xs[300..].iter().copied().collect();

@@ -93,9 +93,15 @@ pub fn generate(args: &GenArgs) -> Result<Vec<PathBuf>> {
         bail!("--hosts must be at least 1");
     }
     let pages_dir = args.out.join("pages");
-    std::fs::create_dir_all(&pages_dir).with_context(|| format!("creating {}", pages_dir.display()))?;
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(args.shards as usize);
-    let shard_paths: Vec<PathBuf> = (0..args.shards).map(|s| pages_dir.join(format!("part-{s:05}.parquet"))).collect();
+    std::fs::create_dir_all(&pages_dir)
+        .with_context(|| format!("creating {}", pages_dir.display()))?;
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(args.shards as usize);
+    let shard_paths: Vec<PathBuf> = (0..args.shards)
+        .map(|s| pages_dir.join(format!("part-{s:05}.parquet")))
+        .collect();
     std::thread::scope(|scope| -> Result<()> {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
@@ -109,7 +115,8 @@ pub fn generate(args: &GenArgs) -> Result<Vec<PathBuf>> {
             })
             .collect();
         for h in handles {
-            h.join().map_err(|_| anyhow::anyhow!("a generator thread panicked"))??;
+            h.join()
+                .map_err(|_| anyhow::anyhow!("a generator thread panicked"))??;
         }
         Ok(())
     })?;
@@ -125,17 +132,24 @@ fn write_shard(args: &GenArgs, hosts: u64, shard: u32, path: &Path) -> Result<()
     let extra = args.urls % args.shards as u64;
     let rows = per + u64::from((shard as u64) < extra);
     let first_id = shard as u64 * per + (shard as u64).min(extra);
-    let mut rng = ChaCha8Rng::seed_from_u64(args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ shard as u64);
+    let mut rng =
+        ChaCha8Rng::seed_from_u64(args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ shard as u64);
     let zipf = Zipf::new(hosts as f64, args.zipf).context("--zipf must be >= 0")?;
-    let pareto = Pareto::new(1.0, args.importance_shape).context("--importance-shape must be > 0")?;
-    let lognormal = LogNormal::new(args.change_rate_median.ln(), args.change_rate_sigma).context("bad change-rate parameters")?;
+    let pareto =
+        Pareto::new(1.0, args.importance_shape).context("--importance-shape must be > 0")?;
+    let lognormal = LogNormal::new(args.change_rate_median.ln(), args.change_rate_sigma)
+        .context("bad change-rate parameters")?;
     let mut writer = parquet_out::Writer::create(path, pages_schema(), &[], args.row_group_rows)?;
     let chunk = 65_536u64;
     let mut done = 0;
     while done < rows {
         let n = chunk.min(rows - done) as usize;
         let (mut urls, mut host_names) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut mu, mut lambda, mut complete) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut mu, mut lambda, mut complete) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
         for k in 0..n {
             let id = first_id + done + k as u64;
             let rank = zipf.sample(&mut rng) as u64;
@@ -143,7 +157,11 @@ fn write_shard(args: &GenArgs, hosts: u64, shard: u32, path: &Path) -> Result<()
             urls.push(format!("https://{host}/p/{id:010x}.html"));
             host_names.push(host);
             mu.push(pareto.sample(&mut rng));
-            lambda.push(lognormal.sample(&mut rng).clamp(CHANGE_RATE_RANGE.0, CHANGE_RATE_RANGE.1));
+            lambda.push(
+                lognormal
+                    .sample(&mut rng)
+                    .clamp(CHANGE_RATE_RANGE.0, CHANGE_RATE_RANGE.1),
+            );
             complete.push(rng.random_bool(args.complete_share));
         }
         let batch = RecordBatch::try_new(
@@ -180,7 +198,13 @@ fn write_hosts(args: &GenArgs, hosts: u64, path: &Path) -> Result<()> {
         Field::new("host", DataType::Utf8, false),
         Field::new("min_delay_s", DataType::Float64, false),
     ]));
-    let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(names)), Arc::new(Float64Array::from(delays))])?;
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(StringArray::from(names)),
+            Arc::new(Float64Array::from(delays)),
+        ],
+    )?;
     parquet_out::write(path, schema, &[batch], &[])?;
     Ok(())
 }

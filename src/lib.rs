@@ -4,11 +4,11 @@
 //! Parquet; [`job`] is the dataflow that shards hosts over workers and drives the solver's rounds.
 
 pub mod exact_sum;
+pub mod gen;
+pub mod io;
+pub mod job;
 pub mod objective;
+pub mod report;
+pub mod schedule;
 pub mod solve;
 pub mod units;
-pub mod io;
-pub mod gen;
-pub mod schedule;
-pub mod job;
-pub mod report;

@@ -90,16 +90,26 @@ impl Summary {
             "  multiplier {:.6e} after {} rounds; {} of {} hosts held at their politeness cap\n",
             self.multiplier, self.rounds, self.hosts_capped, self.hosts
         );
-        let harmonic = self.cost_harmonic.map(|c| format!("{c:.6}")).unwrap_or_else(|| "infinite".into());
+        let harmonic = self
+            .cost_harmonic
+            .map(|c| format!("{c:.6}"))
+            .unwrap_or_else(|| "infinite".into());
         s += &format!(
             "  cost: harmonic {harmonic}, binary {:.6}{}\n",
             self.cost_binary,
-            if self.urls_starved > 0 { format!(" ({} changing URLs never crawled)", self.urls_starved) } else { String::new() }
+            if self.urls_starved > 0 {
+                format!(" ({} changing URLs never crawled)", self.urls_starved)
+            } else {
+                String::new()
+            }
         );
         if let Some(c) = self.cost_objective {
             s += &format!("  cost of the {} objective: {c:.6}\n", self.objective);
         }
-        s += &format!("  crawlers: {}, max/mean load {:.4}\n", self.crawlers, self.crawler_load_max_over_mean);
+        s += &format!(
+            "  crawlers: {}, max/mean load {:.4}\n",
+            self.crawlers, self.crawler_load_max_over_mean
+        );
         s += &format!(
             "  seconds: read {:.2}, exchange {:.2}, solve {:.2}, write {:.2}, total {:.2}; peak RSS {:.1} MiB\n",
             self.seconds.read,

@@ -34,16 +34,34 @@ fn run_into(data: &std::path::Path, out: &std::path::Path, objective: &str, work
 fn identical_bytes_across_workers_and_processes() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
-    gen(&data, 30_000, 150, &["--shards", "5", "--row-group-rows", "2000", "--big-host-delay-s", "120"]);
+    gen(
+        &data,
+        30_000,
+        150,
+        &[
+            "--shards",
+            "5",
+            "--row-group-rows",
+            "2000",
+            "--big-host-delay-s",
+            "120",
+        ],
+    );
     for objective in ["harmonic", "binary"] {
         let reference_out = tmp.path().join(format!("{objective}-w1"));
         run_into(&data, &reference_out, objective, "1");
         let reference = table_bytes(&reference_out);
-        assert!(reference.len() >= 9, "rates for 7 crawlers, hosts and rejected");
+        assert!(
+            reference.len() >= 9,
+            "rates for 7 crawlers, hosts and rejected"
+        );
         for workers in ["2", "4"] {
             let out = tmp.path().join(format!("{objective}-w{workers}"));
             run_into(&data, &out, objective, workers);
-            assert!(table_bytes(&out) == reference, "{objective}: -w {workers} differs from -w 1");
+            assert!(
+                table_bytes(&out) == reference,
+                "{objective}: -w {workers} differs from -w 1"
+            );
         }
         let out = tmp.path().join(format!("{objective}-n2"));
         let (pages, hosts) = (data.join("pages"), data.join("hosts.parquet"));
@@ -68,7 +86,10 @@ fn identical_bytes_across_workers_and_processes() {
         for o in &outputs {
             assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         }
-        assert!(table_bytes(&out) == reference, "{objective}: 2 processes differ from -w 1");
+        assert!(
+            table_bytes(&out) == reference,
+            "{objective}: 2 processes differ from -w 1"
+        );
         let s = summary(&out);
         assert_eq!(s["processes"], 2);
         assert_eq!(s["workers"], 2);
@@ -79,7 +100,19 @@ fn identical_bytes_across_workers_and_processes() {
 fn the_job_equals_the_solver_core_and_is_polite() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
-    gen(&data, 20_000, 60, &["--shards", "3", "--row-group-rows", "1500", "--big-host-delay-s", "300"]);
+    gen(
+        &data,
+        20_000,
+        60,
+        &[
+            "--shards",
+            "3",
+            "--row-group-rows",
+            "1500",
+            "--big-host-delay-s",
+            "300",
+        ],
+    );
     for objective in [Objective::Harmonic, Objective::Binary] {
         let out = tmp.path().join(objective.name());
         run_into(&data, &out, objective.name(), "3");
@@ -90,16 +123,25 @@ fn the_job_equals_the_solver_core_and_is_polite() {
         // Rebuild the problem from the input with the library alone, one host at a time.
         let pages = read_pages(&data);
         let delays = read_delays(&data);
-        let mut by_host: std::collections::BTreeMap<String, Vec<(String, f64, f64, bool)>> = Default::default();
+        let mut by_host: std::collections::BTreeMap<String, Vec<(String, f64, f64, bool)>> =
+            Default::default();
         for p in pages {
-            by_host.entry(p.1.clone()).or_default().push((p.0, p.2, p.3, p.4));
+            by_host
+                .entry(p.1.clone())
+                .or_default()
+                .push((p.0, p.2, p.3, p.4));
         }
         let mut arena = Arena::new();
         let mut urls = Vec::new();
         for (host, mut members) in by_host {
             members.sort_by(|a, b| a.0.cmp(&b.0));
             let delay = delays.get(&host).copied().unwrap_or(15.0);
-            arena.push_host(politeness_cap(Seconds(delay)).0, members.iter().map(|m| (m.1, m.2, Response::of(objective, m.3))));
+            arena.push_host(
+                politeness_cap(Seconds(delay)).0,
+                members
+                    .iter()
+                    .map(|m| (m.1, m.2, Response::of(objective, m.3))),
+            );
             urls.extend(members.into_iter().map(|m| m.0));
         }
         let bandwidth = 0.3 * 20_000.0;
@@ -107,15 +149,26 @@ fn the_job_equals_the_solver_core_and_is_polite() {
         // The job orders a host's pages by URL hash, this rebuild by URL: per-host sums may round
         // differently in the last bit, so the multipliers agree to a few ulps rather than bitwise.
         let nu = s["multiplier"].as_f64().unwrap();
-        assert!((nu - sol.multiplier).abs() <= 1e-14 * sol.multiplier, "{objective:?}: {nu} vs {}", sol.multiplier);
-        let job: HashMap<&str, f64> = rates.iter().map(|r| (r.url.as_str(), r.crawl_rate)).collect();
+        assert!(
+            (nu - sol.multiplier).abs() <= 1e-14 * sol.multiplier,
+            "{objective:?}: {nu} vs {}",
+            sol.multiplier
+        );
+        let job: HashMap<&str, f64> = rates
+            .iter()
+            .map(|r| (r.url.as_str(), r.crawl_rate))
+            .collect();
         let mut scheduled = 0;
         for (i, url) in urls.iter().enumerate() {
             let got = job.get(url.as_str()).copied().unwrap_or(0.0);
             // A few ulps of the multiplier move sqrt(mu lambda/theta) - lambda by ulps of
             // rate + lambda (binary), so that is the scale of agreement.
             let scale = sol.rates[i] + arena.change_rate[i];
-            assert!((got - sol.rates[i]).abs() <= 1e-13 * scale, "{url}: {got} vs {}", sol.rates[i]);
+            assert!(
+                (got - sol.rates[i]).abs() <= 1e-13 * scale,
+                "{url}: {got} vs {}",
+                sol.rates[i]
+            );
             scheduled += (got > 0.0) as u64;
         }
         assert_eq!(s["rows_scheduled"].as_u64().unwrap(), scheduled);
@@ -126,17 +179,26 @@ fn the_job_equals_the_solver_core_and_is_polite() {
         let mut per_host: HashMap<&str, f64> = HashMap::new();
         for r in &rates {
             *per_host.entry(&r.host).or_default() += r.crawl_rate;
-            assert_eq!(r.crawler as i32, hosts[&r.host].crawler, "a host lives on one crawler");
+            assert_eq!(
+                r.crawler as i32, hosts[&r.host].crawler,
+                "a host lives on one crawler"
+            );
             assert_eq!(r.host_capped, hosts[&r.host].capped);
         }
         let mut capped = 0;
         for (host, h) in &hosts {
             let spent = per_host.get(host.as_str()).copied().unwrap_or(0.0);
             assert!(spent <= h.cap * (1.0 + 1e-9), "{host} above its cap");
-            assert!((spent - h.budget).abs() <= 1e-9 * h.cap, "{host}: budget column");
+            assert!(
+                (spent - h.budget).abs() <= 1e-9 * h.cap,
+                "{host}: budget column"
+            );
             if h.capped {
                 capped += 1;
-                assert!((spent - h.cap).abs() <= 1e-9 * h.cap, "{host}: capped hosts spend their cap");
+                assert!(
+                    (spent - h.cap).abs() <= 1e-9 * h.cap,
+                    "{host}: capped hosts spend their cap"
+                );
                 assert!(h.multiplier >= sol.multiplier);
             }
         }
@@ -150,17 +212,38 @@ fn read_pages(data: &std::path::Path) -> Vec<(String, String, f64, f64, bool)> {
     use arrow_array::cast::AsArray;
     use arrow_array::types::Float64Type;
     let mut rows = Vec::new();
-    let mut files: Vec<_> = std::fs::read_dir(data.join("pages")).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(data.join("pages"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     files.sort();
     for f in files {
         for b in read_parquet(&f) {
             let url = b.column_by_name("url").unwrap().as_string::<i32>().clone();
             let host = b.column_by_name("host").unwrap().as_string::<i32>().clone();
-            let mu = b.column_by_name("importance").unwrap().as_primitive::<Float64Type>().clone();
-            let l = b.column_by_name("change_rate").unwrap().as_primitive::<Float64Type>().clone();
-            let c = b.column_by_name("complete_obs").unwrap().as_boolean().clone();
+            let mu = b
+                .column_by_name("importance")
+                .unwrap()
+                .as_primitive::<Float64Type>()
+                .clone();
+            let l = b
+                .column_by_name("change_rate")
+                .unwrap()
+                .as_primitive::<Float64Type>()
+                .clone();
+            let c = b
+                .column_by_name("complete_obs")
+                .unwrap()
+                .as_boolean()
+                .clone();
             for i in 0..b.num_rows() {
-                rows.push((url.value(i).to_owned(), host.value(i).to_owned(), mu.value(i), l.value(i), c.value(i)));
+                rows.push((
+                    url.value(i).to_owned(),
+                    host.value(i).to_owned(),
+                    mu.value(i),
+                    l.value(i),
+                    c.value(i),
+                ));
             }
         }
     }
@@ -173,7 +256,11 @@ fn read_delays(data: &std::path::Path) -> HashMap<String, f64> {
     let mut d = HashMap::new();
     for b in read_parquet(&data.join("hosts.parquet")) {
         let host = b.column_by_name("host").unwrap().as_string::<i32>().clone();
-        let delay = b.column_by_name("min_delay_s").unwrap().as_primitive::<Float64Type>().clone();
+        let delay = b
+            .column_by_name("min_delay_s")
+            .unwrap()
+            .as_primitive::<Float64Type>()
+            .clone();
         for i in 0..b.num_rows() {
             d.insert(host.value(i).to_owned(), delay.value(i));
         }

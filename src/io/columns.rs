@@ -54,7 +54,13 @@ impl NumberColumn<'_> {
 }
 
 /// Checks that `schema` has column `name` of an accepted kind; `Ok(false)` if absent and optional.
-pub fn check_column(file: &Path, schema: &Schema, name: &str, kind: Kind, required: bool) -> Result<bool> {
+pub fn check_column(
+    file: &Path,
+    schema: &Schema,
+    name: &str,
+    kind: Kind,
+    required: bool,
+) -> Result<bool> {
     let Ok(field) = schema.field_with_name(name) else {
         if !required {
             return Ok(false);
@@ -68,10 +74,18 @@ pub fn check_column(file: &Path, schema: &Schema, name: &str, kind: Kind, requir
         );
     };
     let ok = match kind {
-        Kind::Text => matches!(field.data_type(), DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View),
+        Kind::Text => matches!(
+            field.data_type(),
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+        ),
         Kind::Number => matches!(
             field.data_type(),
-            DataType::Float64 | DataType::Float32 | DataType::Int64 | DataType::Int32 | DataType::UInt64 | DataType::UInt32
+            DataType::Float64
+                | DataType::Float32
+                | DataType::Int64
+                | DataType::Int32
+                | DataType::UInt64
+                | DataType::UInt32
         ),
         Kind::Bool => matches!(field.data_type(), DataType::Boolean),
     };
@@ -99,7 +113,11 @@ pub enum Kind {
 }
 
 fn column<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a ArrayRef> {
-    batch.schema_ref().index_of(name).ok().map(|i| batch.column(i))
+    batch
+        .schema_ref()
+        .index_of(name)
+        .ok()
+        .map(|i| batch.column(i))
 }
 
 /// Text column `name` of `batch` (None if the batch has no such column).

@@ -9,7 +9,10 @@
 pub fn host_of(url: &str) -> Option<String> {
     fast_host(url).map(|h| h.to_ascii_lowercase()).or_else(|| {
         let parsed = url::Url::parse(url).ok()?;
-        parsed.host_str().filter(|h| !h.is_empty()).map(|h| h.to_ascii_lowercase())
+        parsed
+            .host_str()
+            .filter(|h| !h.is_empty())
+            .map(|h| h.to_ascii_lowercase())
     })
 }
 
@@ -19,11 +22,15 @@ pub fn normalize(host: &str) -> String {
 }
 
 fn fast_host(url: &str) -> Option<&str> {
-    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"))?;
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))?;
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let authority = &rest[..end];
     let name = match authority.rfind(':') {
-        Some(colon) if authority[colon + 1..].bytes().all(|b| b.is_ascii_digit()) => &authority[..colon],
+        Some(colon) if authority[colon + 1..].bytes().all(|b| b.is_ascii_digit()) => {
+            &authority[..colon]
+        }
         Some(_) => return None,
         None => authority,
     };
@@ -31,7 +38,9 @@ fn fast_host(url: &str) -> Option<&str> {
         && !name.starts_with('.')
         && !name.ends_with('.')
         && !name.contains("..")
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.');
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.');
     simple.then_some(name)
 }
 
@@ -56,7 +65,9 @@ mod tests {
             "http://192.168.0.1:8080/x",
         ];
         for u in cases {
-            let reference = url::Url::parse(u).ok().and_then(|p| p.host_str().map(|h| h.to_ascii_lowercase()));
+            let reference = url::Url::parse(u)
+                .ok()
+                .and_then(|p| p.host_str().map(|h| h.to_ascii_lowercase()));
             assert_eq!(host_of(u), reference, "{u}");
         }
     }

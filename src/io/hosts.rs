@@ -16,25 +16,42 @@ pub type HostDelays = HashMap<String, Seconds>;
 
 /// Reads a hosts table (`host` utf8, `min_delay_s` number >= 0; 0 means no limit).
 pub fn read(path: &Path) -> Result<HostDelays> {
-    let f = File::open(path).with_context(|| format!("hosts table {}: cannot open", path.display()))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(f)
-        .with_context(|| format!("hosts table {}: not a readable Parquet file", path.display()))?;
-    check_column(path, builder.schema(), "host", Kind::Text, true)
-        .map_err(|e| anyhow::anyhow!("hosts table: {e:#}").context("a hosts table needs columns host and min_delay_s"))?;
+    let f =
+        File::open(path).with_context(|| format!("hosts table {}: cannot open", path.display()))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(f).with_context(|| {
+        format!(
+            "hosts table {}: not a readable Parquet file",
+            path.display()
+        )
+    })?;
+    check_column(path, builder.schema(), "host", Kind::Text, true).map_err(|e| {
+        anyhow::anyhow!("hosts table: {e:#}")
+            .context("a hosts table needs columns host and min_delay_s")
+    })?;
     if !check_column(path, builder.schema(), "min_delay_s", Kind::Number, false)? {
-        bail!("hosts table {}: no column 'min_delay_s' (the minimum delay between requests, seconds)", path.display());
+        bail!(
+            "hosts table {}: no column 'min_delay_s' (the minimum delay between requests, seconds)",
+            path.display()
+        );
     }
-    let reader = builder.build().with_context(|| format!("hosts table {}: unreadable", path.display()))?;
+    let reader = builder
+        .build()
+        .with_context(|| format!("hosts table {}: unreadable", path.display()))?;
     let mut delays = HostDelays::new();
     let mut first_row: HashMap<String, u64> = HashMap::new();
     let mut row = 0u64;
     for batch in reader {
-        let batch = batch.with_context(|| format!("hosts table {}: unreadable from row {row}", path.display()))?;
+        let batch = batch.with_context(|| {
+            format!("hosts table {}: unreadable from row {row}", path.display())
+        })?;
         let hosts = text(&batch, "host").context("hosts table: column host")?;
         let delay = number(&batch, "min_delay_s").context("hosts table: column min_delay_s")?;
         for i in 0..batch.num_rows() {
             let Some(host) = hosts.get(i).map(normalize).filter(|h| !h.is_empty()) else {
-                bail!("hosts table {}: row {row}, column host: empty or null host", path.display());
+                bail!(
+                    "hosts table {}: row {row}, column host: empty or null host",
+                    path.display()
+                );
             };
             let Some(d) = delay.get(i) else {
                 bail!("hosts table {}: row {row}, column min_delay_s: null (give seconds, 0 for no limit)", path.display());
@@ -43,7 +60,10 @@ pub fn read(path: &Path) -> Result<HostDelays> {
                 bail!("hosts table {}: row {row}, column min_delay_s: {d} is not a delay in seconds >= 0", path.display());
             }
             if let Some(first) = first_row.insert(host.clone(), row) {
-                bail!("hosts table {}: host {host} appears twice (rows {first} and {row}); keep one", path.display());
+                bail!(
+                    "hosts table {}: host {host} appears twice (rows {first} and {row}); keep one",
+                    path.display()
+                );
             }
             delays.insert(host, Seconds(d));
             row += 1;

@@ -115,7 +115,10 @@ pub fn open_all(paths: &[PathBuf]) -> Result<Vec<PageFile>> {
 fn open(path: &Path) -> Result<PageFile> {
     let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).with_context(|| {
-        format!("{}: not a readable Parquet file (truncated or corrupt?); re-export it or leave it out", path.display())
+        format!(
+            "{}: not a readable Parquet file (truncated or corrupt?); re-export it or leave it out",
+            path.display()
+        )
     })?;
     let schema = builder.schema();
     check_column(path, schema, "url", Kind::Text, true)?;
@@ -123,8 +126,18 @@ fn open(path: &Path) -> Result<PageFile> {
     check_column(path, schema, "change_rate", Kind::Number, true)?;
     let has_host = check_column(path, schema, "host", Kind::Text, false)?;
     let has_complete = check_column(path, schema, "complete_obs", Kind::Bool, false)?;
-    let row_groups = builder.metadata().row_groups().iter().map(|rg| rg.num_rows() as u64).collect();
-    Ok(PageFile { path: path.to_path_buf(), row_groups, has_host, has_complete })
+    let row_groups = builder
+        .metadata()
+        .row_groups()
+        .iter()
+        .map(|rg| rg.num_rows() as u64)
+        .collect();
+    Ok(PageFile {
+        path: path.to_path_buf(),
+        row_groups,
+        has_host,
+        has_complete,
+    })
 }
 
 /// All row groups of all files, in file order.
@@ -134,7 +147,12 @@ pub fn units(files: &[PageFile]) -> Vec<Unit> {
         let mut first_row = 0;
         for (g, &rows) in file.row_groups.iter().enumerate() {
             if rows > 0 {
-                out.push(Unit { file: f as u32, row_group: g, first_row, rows });
+                out.push(Unit {
+                    file: f as u32,
+                    row_group: g,
+                    first_row,
+                    rows,
+                });
             }
             first_row += rows;
         }
@@ -151,13 +169,19 @@ pub fn read_unit(
 ) -> Result<()> {
     let path = &file.path;
     let f = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(f).with_context(|| format!("{}: cannot read footer", path.display()))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(f)
+        .with_context(|| format!("{}: cannot read footer", path.display()))?;
     let wanted: Vec<usize> = builder
         .schema()
         .fields()
         .iter()
         .enumerate()
-        .filter(|(_, f)| matches!(f.name().as_str(), "url" | "host" | "importance" | "change_rate" | "complete_obs"))
+        .filter(|(_, f)| {
+            matches!(
+                f.name().as_str(),
+                "url" | "host" | "importance" | "change_rate" | "complete_obs"
+            )
+        })
         .map(|(i, _)| i)
         .collect();
     let mask = ProjectionMask::roots(builder.parquet_schema(), wanted);
@@ -166,23 +190,41 @@ pub fn read_unit(
         .with_row_groups(vec![unit.row_group])
         .with_batch_size(BATCH_ROWS)
         .build()
-        .with_context(|| format!("{}: cannot read row group {}", path.display(), unit.row_group))?;
+        .with_context(|| {
+            format!(
+                "{}: cannot read row group {}",
+                path.display(),
+                unit.row_group
+            )
+        })?;
     let mut row = unit.first_row;
     for batch in reader {
         let batch = batch.with_context(|| {
-            format!("{}: row group {} (rows from {}) is unreadable (truncated or corrupt?)", path.display(), unit.row_group, row)
+            format!(
+                "{}: row group {} (rows from {}) is unreadable (truncated or corrupt?)",
+                path.display(),
+                unit.row_group,
+                row
+            )
         })?;
-        let missing = |c: &str| anyhow::anyhow!("{}: column '{c}' vanished from a row group", path.display());
+        let missing =
+            |c: &str| anyhow::anyhow!("{}: column '{c}' vanished from a row group", path.display());
         let urls = text(&batch, "url").ok_or_else(|| missing("url"))?;
         let hosts = text(&batch, "host");
         let importance = number(&batch, "importance").ok_or_else(|| missing("importance"))?;
         let change_rate = number(&batch, "change_rate").ok_or_else(|| missing("change_rate"))?;
         let complete = boolean(&batch, "complete_obs");
         for i in 0..batch.num_rows() {
-            let origin = Origin { file: unit.file, row };
+            let origin = Origin {
+                file: unit.file,
+                row,
+            };
             row += 1;
             let url = urls.get(i);
-            let given_host = hosts.as_ref().and_then(|h| h.get(i)).filter(|h| !h.trim().is_empty());
+            let given_host = hosts
+                .as_ref()
+                .and_then(|h| h.get(i))
+                .filter(|h| !h.trim().is_empty());
             let mu = importance.get(i);
             let lambda = change_rate.get(i);
             let reject_as = |reason| Rejected {
@@ -199,7 +241,12 @@ pub fn read_unit(
             };
             let derived_host: String;
             let host: &str = match given_host {
-                Some(h) if h.bytes().all(|b| !b.is_ascii_uppercase() && !b.is_ascii_whitespace()) => h,
+                Some(h)
+                    if h.bytes()
+                        .all(|b| !b.is_ascii_uppercase() && !b.is_ascii_whitespace()) =>
+                {
+                    h
+                }
                 Some(h) => {
                     derived_host = normalize(h);
                     &derived_host
@@ -231,8 +278,17 @@ pub fn read_unit(
                 reject(reject_as(Reason::ChangeRateInvalid));
                 continue;
             }
-            let complete_obs = complete.map(|c| c.is_valid(i) && c.value(i)).unwrap_or(false);
-            page(PageRow { url, host, importance: mu_value, change_rate: lambda_value, complete_obs, origin });
+            let complete_obs = complete
+                .map(|c| c.is_valid(i) && c.value(i))
+                .unwrap_or(false);
+            page(PageRow {
+                url,
+                host,
+                importance: mu_value,
+                change_rate: lambda_value,
+                complete_obs,
+                origin,
+            });
         }
     }
     Ok(())

@@ -26,36 +26,65 @@ pub struct Writer {
 
 impl Writer {
     /// Creates `path` for rows of `schema`, with `metadata` in the footer.
-    pub fn create(path: &Path, schema: SchemaRef, metadata: &[(String, String)], row_group_rows: usize) -> Result<Writer> {
+    pub fn create(
+        path: &Path,
+        schema: SchemaRef,
+        metadata: &[(String, String)],
+        row_group_rows: usize,
+    ) -> Result<Writer> {
         let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
         let props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?))
             .set_max_row_group_row_count(Some(row_group_rows))
-            .set_key_value_metadata(Some(metadata.iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone())).collect()))
+            .set_key_value_metadata(Some(
+                metadata
+                    .iter()
+                    .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
+                    .collect(),
+            ))
             .build();
-        let inner = ArrowWriter::try_new(BufWriter::with_capacity(1 << 20, file), schema, Some(props))
-            .with_context(|| format!("writing {}", path.display()))?;
-        Ok(Writer { path: path.to_path_buf(), inner, rows: 0 })
+        let inner =
+            ArrowWriter::try_new(BufWriter::with_capacity(1 << 20, file), schema, Some(props))
+                .with_context(|| format!("writing {}", path.display()))?;
+        Ok(Writer {
+            path: path.to_path_buf(),
+            inner,
+            rows: 0,
+        })
     }
 
     /// Appends a batch.
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         self.rows += batch.num_rows() as u64;
-        self.inner.write(batch).with_context(|| format!("writing {}", self.path.display()))
+        self.inner
+            .write(batch)
+            .with_context(|| format!("writing {}", self.path.display()))
     }
 
     /// Finishes the file and syncs it to disk; returns (rows, bytes).
     pub fn finish(self) -> Result<(u64, u64)> {
         let path = self.path;
-        let buffered = self.inner.into_inner().with_context(|| format!("finishing {}", path.display()))?;
-        let file = buffered.into_inner().map_err(|e| e.into_error()).with_context(|| format!("flushing {}", path.display()))?;
-        file.sync_all().with_context(|| format!("syncing {}", path.display()))?;
+        let buffered = self
+            .inner
+            .into_inner()
+            .with_context(|| format!("finishing {}", path.display()))?;
+        let file = buffered
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .with_context(|| format!("flushing {}", path.display()))?;
+        file.sync_all()
+            .with_context(|| format!("syncing {}", path.display()))?;
         Ok((self.rows, file.metadata()?.len()))
     }
 }
 
 /// Writes `batches` of `schema` to `path` in one go; returns (rows, bytes).
-pub fn write(path: &Path, schema: SchemaRef, batches: &[RecordBatch], metadata: &[(String, String)]) -> Result<(u64, u64)> {
+pub fn write(
+    path: &Path,
+    schema: SchemaRef,
+    batches: &[RecordBatch],
+    metadata: &[(String, String)],
+) -> Result<(u64, u64)> {
     let mut w = Writer::create(path, schema, metadata, ROW_GROUP_ROWS)?;
     for b in batches {
         w.write(b)?;

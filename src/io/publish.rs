@@ -20,7 +20,10 @@ pub fn check_replaceable(out: &Path) -> Result<()> {
         return Ok(());
     }
     if !out.is_dir() {
-        bail!("--out {} exists and is a file; give a folder", out.display());
+        bail!(
+            "--out {} exists and is a file; give a folder",
+            out.display()
+        );
     }
     let empty = fs::read_dir(out)?.next().is_none();
     if empty || out.join(SUCCESS).exists() || out.join(MANIFEST).exists() {
@@ -35,8 +38,14 @@ pub fn check_replaceable(out: &Path) -> Result<()> {
 /// The staging folder of run `run_id` for output `out`: a hidden sibling, on the same filesystem so
 /// that the final rename is atomic.
 pub fn staging_dir(out: &Path, run_id: &str) -> PathBuf {
-    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
-    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     parent.join(format!(".{name}.staging-{run_id}"))
 }
 
@@ -50,7 +59,9 @@ pub fn publish(staging: &Path, out: &Path, manifest: &Manifest) -> Result<()> {
     if out.exists() {
         if exchange(staging, out).is_ok() {
             // `staging` now holds the previous output
-            fs::remove_dir_all(staging).with_context(|| format!("removing the previous output, now at {}", staging.display()))?;
+            fs::remove_dir_all(staging).with_context(|| {
+                format!("removing the previous output, now at {}", staging.display())
+            })?;
         } else {
             // No atomic exchange on this filesystem: move the old output aside first (a reader may
             // see no output for an instant, never a partial one).
@@ -58,11 +69,13 @@ pub fn publish(staging: &Path, out: &Path, manifest: &Manifest) -> Result<()> {
             aside.push(".old");
             let aside = PathBuf::from(aside);
             fs::rename(out, &aside).with_context(|| format!("moving {} aside", out.display()))?;
-            fs::rename(staging, out).with_context(|| format!("moving the new output to {}", out.display()))?;
+            fs::rename(staging, out)
+                .with_context(|| format!("moving the new output to {}", out.display()))?;
             fs::remove_dir_all(&aside).ok();
         }
     } else {
-        fs::rename(staging, out).with_context(|| format!("moving the new output to {}", out.display()))?;
+        fs::rename(staging, out)
+            .with_context(|| format!("moving the new output to {}", out.display()))?;
     }
     if let Some(parent) = out.parent() {
         sync_dir(parent);
@@ -84,7 +97,15 @@ fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
     let ca = CString::new(a.as_os_str().as_bytes())?;
     let cb = CString::new(b.as_os_str().as_bytes())?;
     // SAFETY: two valid NUL-terminated paths; renameat2 does not retain them.
-    let rc = unsafe { libc::renameat2(libc::AT_FDCWD, ca.as_ptr(), libc::AT_FDCWD, cb.as_ptr(), libc::RENAME_EXCHANGE) };
+    let rc = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            ca.as_ptr(),
+            libc::AT_FDCWD,
+            cb.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
     if rc == 0 {
         Ok(())
     } else {
@@ -94,7 +115,10 @@ fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
 
 #[cfg(not(target_os = "linux"))]
 fn exchange(_: &Path, _: &Path) -> std::io::Result<()> {
-    Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "no atomic exchange"))
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "no atomic exchange",
+    ))
 }
 
 #[cfg(test)]
@@ -110,7 +134,10 @@ mod tests {
             fs::create_dir_all(staging.join("rates")).unwrap();
             fs::write(staging.join("rates/gen.txt"), format!("{generation}")).unwrap();
             publish(&staging, &out, &Manifest::default()).unwrap();
-            assert_eq!(fs::read_to_string(out.join("rates/gen.txt")).unwrap(), format!("{generation}"));
+            assert_eq!(
+                fs::read_to_string(out.join("rates/gen.txt")).unwrap(),
+                format!("{generation}")
+            );
             assert!(out.join(SUCCESS).exists() && !staging.exists());
         }
         let leftovers: Vec<_> = fs::read_dir(tmp.path()).unwrap().collect();

@@ -38,7 +38,10 @@ pub struct RowBatch {
 impl RowBatch {
     /// An empty batch for worker `dest`.
     pub fn new(dest: u32) -> Self {
-        RowBatch { dest, ..Default::default() }
+        RowBatch {
+            dest,
+            ..Default::default()
+        }
     }
 
     /// Number of rows.
@@ -52,7 +55,15 @@ impl RowBatch {
     }
 
     /// Appends an input row.
-    pub fn push(&mut self, url: &str, host: &str, importance: f64, change_rate: f64, complete_obs: bool, origin: Origin) {
+    pub fn push(
+        &mut self,
+        url: &str,
+        host: &str,
+        importance: f64,
+        change_rate: f64,
+        complete_obs: bool,
+        origin: Origin,
+    ) {
         self.text.extend_from_slice(url.as_bytes());
         self.url_end.push(self.text.len() as u32);
         self.text.extend_from_slice(host.as_bytes());
@@ -65,7 +76,14 @@ impl RowBatch {
 
     /// Appends row `i` of `from` with its crawl rate and capped flag (output rows).
     pub fn push_rated(&mut self, from: &RowBatch, i: usize, crawl_rate: f64, host_capped: bool) {
-        self.push(from.url(i), from.host(i), from.importance[i], from.change_rate[i], from.complete_obs[i], from.origin[i]);
+        self.push(
+            from.url(i),
+            from.host(i),
+            from.importance[i],
+            from.change_rate[i],
+            from.complete_obs[i],
+            from.origin[i],
+        );
         self.crawl_rate.push(crawl_rate);
         self.host_capped.push(host_capped);
     }

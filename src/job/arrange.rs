@@ -71,12 +71,23 @@ impl Reading {
 }
 
 /// Arranges `batches` for `reading`, with per-host delays and the default delay.
-pub fn arrange(batches: Vec<RowBatch>, delays: &HostDelays, default_delay: Seconds, reading: Reading) -> Arranged {
+pub fn arrange(
+    batches: Vec<RowBatch>,
+    delays: &HostDelays,
+    default_delay: Seconds,
+    reading: Reading,
+) -> Arranged {
     // (host key, url key, batch, row): sorted numerically, bytes compared only on equal keys.
-    let mut keys: Vec<(u64, u64, u32, u32)> = Vec::with_capacity(batches.iter().map(RowBatch::len).sum());
+    let mut keys: Vec<(u64, u64, u32, u32)> =
+        Vec::with_capacity(batches.iter().map(RowBatch::len).sum());
     for (b, batch) in batches.iter().enumerate() {
         for r in 0..batch.len() {
-            keys.push((host_key(batch.host_bytes(r)), xxh3_64_with_seed(batch.url_bytes(r), URL_KEY_SEED), b as u32, r as u32));
+            keys.push((
+                host_key(batch.host_bytes(r)),
+                xxh3_64_with_seed(batch.url_bytes(r), URL_KEY_SEED),
+                b as u32,
+                r as u32,
+            ));
         }
     }
     let row = |k: &(u64, u64, u32, u32)| (&batches[k.2 as usize], k.3 as usize);
@@ -88,7 +99,11 @@ pub fn arrange(batches: Vec<RowBatch>, delays: &HostDelays, default_delay: Secon
             .then_with(|| ba.url_bytes(ra).cmp(bb.url_bytes(rb)))
             .then(ba.origin[ra].cmp(&bb.origin[rb]))
     };
-    keys.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then_with(|| full_order(a, b)));
+    keys.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then(a.1.cmp(&b.1))
+            .then_with(|| full_order(a, b))
+    });
     // Two hosts whose keys collide interleave: re-sort such runs by host name (rare; keeps it exact).
     let mut start = 0;
     while start < keys.len() {
@@ -113,8 +128,16 @@ pub fn arrange(batches: Vec<RowBatch>, delays: &HostDelays, default_delay: Secon
     while i < keys.len() {
         let (b0, r0) = row(&keys[i]);
         let host = b0.host_bytes(r0);
-        let delay = std::str::from_utf8(host).ok().and_then(|h| delays.get(h)).copied().unwrap_or(default_delay);
-        let cap = if delay.0 > 0.0 { politeness_cap(delay).0 } else { f64::INFINITY };
+        let delay = std::str::from_utf8(host)
+            .ok()
+            .and_then(|h| delays.get(h))
+            .copied()
+            .unwrap_or(default_delay);
+        let cap = if delay.0 > 0.0 {
+            politeness_cap(delay).0
+        } else {
+            f64::INFINITY
+        };
         let first_page = pages.len();
         let mut members = Vec::new();
         let mut previous_url: Option<&[u8]> = None;
@@ -135,7 +158,11 @@ pub fn arrange(batches: Vec<RowBatch>, delays: &HostDelays, default_delay: Secon
                 });
             } else {
                 let mu = reading.importance(b.importance[r], b.change_rate[r]);
-                members.push((mu, b.change_rate[r], Response::of(reading.objective, b.complete_obs[r])));
+                members.push((
+                    mu,
+                    b.change_rate[r],
+                    Response::of(reading.objective, b.complete_obs[r]),
+                ));
                 pages.push((keys[i].2, keys[i].3));
                 previous_url = Some(url);
             }
@@ -145,5 +172,11 @@ pub fn arrange(batches: Vec<RowBatch>, delays: &HostDelays, default_delay: Secon
         arena.push_host(cap, members);
         host_keys.push(keys[i - 1].0);
     }
-    Arranged { batches, pages, host_keys, arena, duplicates }
+    Arranged {
+        batches,
+        pages,
+        host_keys,
+        arena,
+        duplicates,
+    }
 }

@@ -36,17 +36,25 @@ impl<D: ExchangeData + Clone> Shuffle<D> {
         worker.dataflow::<u64, _, _>(|scope| {
             scope
                 .input_from(&mut input)
-                .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(Exchange::new(dest), &name, move |_, _| {
-                    move |input, _output| {
-                        input.for_each(|cap, data: &mut Vec<D>| {
-                            let round = cap.least().copied().unwrap_or_default();
-                            sink.borrow_mut().extend(data.drain(..).map(|d| (round, d)));
-                        });
-                    }
-                })
+                .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(
+                    Exchange::new(dest),
+                    &name,
+                    move |_, _| {
+                        move |input, _output| {
+                            input.for_each(|cap, data: &mut Vec<D>| {
+                                let round = cap.least().copied().unwrap_or_default();
+                                sink.borrow_mut().extend(data.drain(..).map(|d| (round, d)));
+                            });
+                        }
+                    },
+                )
                 .probe_with(&probe);
         });
-        Shuffle { input, probe, received }
+        Shuffle {
+            input,
+            probe,
+            received,
+        }
     }
 
     /// Sends one record (it travels when the worker steps).
@@ -83,12 +91,19 @@ impl<'w> Reducer<'w> {
     /// Builds the all-reduce dataflow on `worker`.
     pub fn new(worker: &'w mut Worker) -> Self {
         let channel = Shuffle::new(worker, "AllReduce", |m: &ReduceMessage| m.0 as u64);
-        Reducer { worker, channel, rounds: 0 }
+        Reducer {
+            worker,
+            channel,
+            rounds: 0,
+        }
     }
 }
 
 impl AllReduce for Reducer<'_> {
-    fn all_reduce<M: Combine + Serialize + DeserializeOwned + Clone + 'static>(&mut self, partial: M) -> M {
+    fn all_reduce<M: Combine + Serialize + DeserializeOwned + Clone + 'static>(
+        &mut self,
+        partial: M,
+    ) -> M {
         self.rounds += 1;
         let peers = self.worker.peers();
         if peers == 1 {
@@ -102,7 +117,9 @@ impl AllReduce for Reducer<'_> {
         }
         let mut got = self.channel.finish_round(self.worker);
         got.sort_by_key(|m| m.1);
-        let mut parts = got.into_iter().map(|(_, _, b)| bincode::deserialize::<M>(&b).expect("decoding a partial result"));
+        let mut parts = got
+            .into_iter()
+            .map(|(_, _, b)| bincode::deserialize::<M>(&b).expect("decoding a partial result"));
         let mut total = parts.next().expect("every worker sends a partial");
         for p in parts {
             total.combine(p);

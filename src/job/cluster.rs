@@ -28,7 +28,13 @@ const DEFAULT_PORT: usize = 2101;
 impl ClusterArgs {
     /// Worker threads per process.
     pub fn threads(&self) -> usize {
-        self.workers.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1)
+        self.workers
+            .unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+            })
+            .max(1)
     }
 
     /// The timely configuration.
@@ -41,20 +47,39 @@ impl ClusterArgs {
             bail!("--processes must be at least 1");
         }
         if self.process >= self.processes {
-            bail!("--process {} is not below --processes {}", self.process, self.processes);
+            bail!(
+                "--process {} is not below --processes {}",
+                self.process,
+                self.processes
+            );
         }
         if self.processes == 1 {
-            return Ok(if threads == 1 { timely::Config::thread() } else { timely::Config::process(threads) });
+            return Ok(if threads == 1 {
+                timely::Config::thread()
+            } else {
+                timely::Config::process(threads)
+            });
         }
         let addresses: Vec<String> = match &self.hostfile {
             Some(path) => {
-                let text = std::fs::read_to_string(path).with_context(|| format!("reading hostfile {}", path.display()))?;
-                text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_owned).collect()
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading hostfile {}", path.display()))?;
+                text.lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                    .map(str::to_owned)
+                    .collect()
             }
-            None => (0..self.processes).map(|i| format!("localhost:{}", DEFAULT_PORT + i)).collect(),
+            None => (0..self.processes)
+                .map(|i| format!("localhost:{}", DEFAULT_PORT + i))
+                .collect(),
         };
         if addresses.len() != self.processes {
-            bail!("the hostfile lists {} addresses for --processes {}", addresses.len(), self.processes);
+            bail!(
+                "the hostfile lists {} addresses for --processes {}",
+                addresses.len(),
+                self.processes
+            );
         }
         Ok(timely::Config {
             communication: timely::CommunicationConfig::Cluster {

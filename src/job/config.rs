@@ -72,7 +72,10 @@ impl RunArgs {
     /// Inputs and hosts table, with the sample as the default.
     pub fn resolved_inputs(&self) -> (Vec<String>, Option<PathBuf>) {
         if self.inputs.is_empty() {
-            let hosts = self.hosts.clone().or_else(|| Some(PathBuf::from(SAMPLE_HOSTS)));
+            let hosts = self
+                .hosts
+                .clone()
+                .or_else(|| Some(PathBuf::from(SAMPLE_HOSTS)));
             (vec![SAMPLE_PAGES.to_owned()], hosts)
         } else {
             (self.inputs.clone(), self.hosts.clone())
@@ -93,10 +96,16 @@ impl RunArgs {
             }
         }
         if !(self.min_delay_s.is_finite() && self.min_delay_s > 0.0) {
-            bail!("--min-delay-s must be positive seconds, got {}", self.min_delay_s);
+            bail!(
+                "--min-delay-s must be positive seconds, got {}",
+                self.min_delay_s
+            );
         }
         if !(self.horizon_s.is_finite() && self.horizon_s > 0.0) {
-            bail!("--horizon-s must be positive seconds, got {}", self.horizon_s);
+            bail!(
+                "--horizon-s must be positive seconds, got {}",
+                self.horizon_s
+            );
         }
         if !(self.floor >= 0.0 && self.floor < 1.0) {
             bail!(

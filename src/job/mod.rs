@@ -18,8 +18,10 @@ pub fn run(args: RunArgs) -> Result<Option<Summary>> {
     args.validate()?;
     let config = args.cluster.config()?;
     let processes = args.cluster.processes;
-    let guards = timely::execute(config, move |worker| worker::run_worker(worker, &args, processes).map_err(|e| format!("{e:#}")))
-        .map_err(|e| anyhow!("starting the workers: {e}"))?;
+    let guards = timely::execute(config, move |worker| {
+        worker::run_worker(worker, &args, processes).map_err(|e| format!("{e:#}"))
+    })
+    .map_err(|e| anyhow!("starting the workers: {e}"))?;
     let mut summary = None;
     let mut first_error = None;
     for result in guards.join() {

@@ -4,7 +4,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Result;
-use arrow_array::builder::{BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder};
+use arrow_array::builder::{
+    BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder,
+};
 use arrow_array::{ArrayRef, RecordBatch};
 use serde::{Deserialize, Serialize};
 
@@ -14,13 +16,22 @@ use crate::io::rows::RowBatch;
 use crate::io::schema;
 
 /// Writes the rows `order` (batch, row) of `batches` as a rates file; returns (rows, bytes).
-pub fn write_rates(path: &Path, batches: &[RowBatch], order: &[(u32, u32)], metadata: &[(String, String)]) -> Result<(u64, u64)> {
+pub fn write_rates(
+    path: &Path,
+    batches: &[RowBatch],
+    order: &[(u32, u32)],
+    metadata: &[(String, String)],
+) -> Result<(u64, u64)> {
     let mut writer = parquet_out::Writer::create(path, schema::rates(), metadata, ROW_GROUP_ROWS)?;
     for chunk in order.chunks(ROW_GROUP_ROWS) {
         let mut url = StringBuilder::new();
         let mut host = StringBuilder::new();
-        let (mut mu, mut lambda, mut rate, mut prob) =
-            (Float64Builder::new(), Float64Builder::new(), Float64Builder::new(), Float64Builder::new());
+        let (mut mu, mut lambda, mut rate, mut prob) = (
+            Float64Builder::new(),
+            Float64Builder::new(),
+            Float64Builder::new(),
+            Float64Builder::new(),
+        );
         let (mut complete, mut capped) = (BooleanBuilder::new(), BooleanBuilder::new());
         for &(b, r) in chunk {
             let (batch, r) = (&batches[b as usize], r as usize);
@@ -33,7 +44,11 @@ pub fn write_rates(path: &Path, batches: &[RowBatch], order: &[(u32, u32)], meta
             if batch.complete_obs[r] {
                 // rho = p lambda (NeurIPS'19 §4.2): the chance of a fetch on each change notice
                 let l = batch.change_rate[r];
-                prob.append_value(if l > 0.0 { (batch.crawl_rate[r] / l).min(1.0) } else { 0.0 });
+                prob.append_value(if l > 0.0 {
+                    (batch.crawl_rate[r] / l).min(1.0)
+                } else {
+                    0.0
+                });
             } else {
                 prob.append_null();
             }
@@ -67,13 +82,21 @@ pub struct HostRow {
 }
 
 /// Writes the hosts table (rows already sorted).
-pub fn write_hosts(path: &Path, rows: &[HostRow], metadata: &[(String, String)]) -> Result<(u64, u64)> {
+pub fn write_hosts(
+    path: &Path,
+    rows: &[HostRow],
+    metadata: &[(String, String)],
+) -> Result<(u64, u64)> {
     let mut writer = parquet_out::Writer::create(path, schema::hosts(), metadata, ROW_GROUP_ROWS)?;
     for chunk in rows.chunks(ROW_GROUP_ROWS) {
         let mut host = StringBuilder::new();
         let mut crawler = Int32Builder::new();
-        let (mut cap, mut demand, mut budget, mut mult) =
-            (Float64Builder::new(), Float64Builder::new(), Float64Builder::new(), Float64Builder::new());
+        let (mut cap, mut demand, mut budget, mut mult) = (
+            Float64Builder::new(),
+            Float64Builder::new(),
+            Float64Builder::new(),
+            Float64Builder::new(),
+        );
         let mut capped = BooleanBuilder::new();
         for h in chunk {
             host.append_value(&h.host);
@@ -99,15 +122,31 @@ pub fn write_hosts(path: &Path, rows: &[HostRow], metadata: &[(String, String)])
 }
 
 /// Writes the rejected rows (sorted by origin), naming their files.
-pub fn write_rejected(path: &Path, rows: &[Rejected], files: &[PathBuf], metadata: &[(String, String)]) -> Result<(u64, u64)> {
-    let mut writer = parquet_out::Writer::create(path, schema::rejected(), metadata, ROW_GROUP_ROWS)?;
+pub fn write_rejected(
+    path: &Path,
+    rows: &[Rejected],
+    files: &[PathBuf],
+    metadata: &[(String, String)],
+) -> Result<(u64, u64)> {
+    let mut writer =
+        parquet_out::Writer::create(path, schema::rejected(), metadata, ROW_GROUP_ROWS)?;
     for chunk in rows.chunks(ROW_GROUP_ROWS) {
-        let (mut file, mut column, mut reason, mut url, mut host) =
-            (StringBuilder::new(), StringBuilder::new(), StringBuilder::new(), StringBuilder::new(), StringBuilder::new());
+        let (mut file, mut column, mut reason, mut url, mut host) = (
+            StringBuilder::new(),
+            StringBuilder::new(),
+            StringBuilder::new(),
+            StringBuilder::new(),
+            StringBuilder::new(),
+        );
         let mut row = Int64Builder::new();
         let (mut mu, mut lambda) = (Float64Builder::new(), Float64Builder::new());
         for r in chunk {
-            file.append_value(files.get(r.origin.file as usize).map(|p| p.display().to_string()).unwrap_or_default());
+            file.append_value(
+                files
+                    .get(r.origin.file as usize)
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+            );
             row.append_value(r.origin.row as i64);
             column.append_value(r.reason.column());
             reason.append_value(r.reason.name());

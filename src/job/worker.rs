@@ -32,7 +32,11 @@ const BATCH_TEXT_BYTES: usize = 1 << 20;
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Runs worker `worker`'s share of the job; worker 0 returns the summary.
-pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Result<Option<Summary>> {
+pub fn run_worker(
+    worker: &mut Worker,
+    args: &RunArgs,
+    processes: usize,
+) -> Result<Option<Summary>> {
     let started = Instant::now();
     let index = worker.index();
     let peers = worker.peers();
@@ -55,7 +59,13 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
     };
     let units = pages::units(&page_files);
     let total_rows: u64 = units.iter().map(|u| u.rows).sum();
-    say(format!("{} files, {} row groups, {} rows; {} workers", files.len(), units.len(), total_rows, peers));
+    say(format!(
+        "{} files, {} row groups, {} rows; {} workers",
+        files.len(),
+        units.len(),
+        total_rows,
+        peers
+    ));
 
     let mut pages_channel = Shuffle::<RowBatch>::new(worker, "ByHost", |b| b.dest as u64);
     let mut crawler_channel = Shuffle::<RowBatch>::new(worker, "ByCrawler", |b| b.dest as u64);
@@ -76,7 +86,14 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
             |row| {
                 let dest = route(row.host.as_bytes(), peers) as usize;
                 let batch = &mut outgoing[dest];
-                batch.push(row.url, row.host, row.importance, row.change_rate, row.complete_obs, row.origin);
+                batch.push(
+                    row.url,
+                    row.host,
+                    row.importance,
+                    row.change_rate,
+                    row.complete_obs,
+                    row.origin,
+                );
                 if batch.text_bytes() >= BATCH_TEXT_BYTES {
                     pages_channel.send(std::mem::replace(batch, RowBatch::new(dest as u32)));
                 }
@@ -107,9 +124,15 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
     }
 
     // Arrange: group by host, drop duplicates, join politeness delays.
-    let reading = Reading { objective: args.objective, value_per_change: args.value_per_change };
+    let reading = Reading {
+        objective: args.objective,
+        value_per_change: args.value_per_change,
+    };
     let mut arranged = arrange(received, &delays, Seconds(args.min_delay_s), reading);
-    let counts = reducer.all_reduce(Counts { pages: arranged.arena.pages() as u64, duplicates: arranged.duplicates.len() as u64 });
+    let counts = reducer.all_reduce(Counts {
+        pages: arranged.arena.pages() as u64,
+        duplicates: arranged.duplicates.len() as u64,
+    });
     rejected.extend(arranged.duplicates.iter().cloned());
     let exchange_done = Instant::now();
     if counts.pages == 0 {
@@ -121,12 +144,18 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
     }
     let bandwidth = match args.bandwidth {
         Some(r) => r,
-        None => args.bandwidth_fraction.unwrap_or(DEFAULT_BANDWIDTH_FRACTION) * counts.pages as f64,
+        None => {
+            args.bandwidth_fraction
+                .unwrap_or(DEFAULT_BANDWIDTH_FRACTION)
+                * counts.pages as f64
+        }
     };
     // One fetch per slot of the discrete-time model; BLC-eps floors eps R / |W| (DESIGN §2 box).
     arranged.arena.slot_days = 1.0 / bandwidth;
     if args.floor > 0.0 {
-        arranged.arena.set_floor(args.floor * bandwidth / counts.pages as f64);
+        arranged
+            .arena
+            .set_floor(args.floor * bandwidth / counts.pages as f64);
     }
     say(format!(
         "read {} rows: {} pages on {} workers, {} rejected; solving for {bandwidth} fetches/day",
@@ -138,14 +167,26 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
 
     // Solve.
     fail_point("solve", index);
-    let solution = solve(&arranged.arena, bandwidth, &mut reducer, |round, price, gap| {
-        say(format!("round {round}: multiplier {price:.12e}, spend/bandwidth - 1 = {gap:+.3e}"))
-    });
+    let solution = solve(
+        &arranged.arena,
+        bandwidth,
+        &mut reducer,
+        |round, price, gap| {
+            say(format!(
+                "round {round}: multiplier {price:.12e}, spend/bandwidth - 1 = {gap:+.3e}"
+            ))
+        },
+    );
     let solve_done = Instant::now();
 
     // Assign hosts to crawlers: every worker runs the same assignment on every host's budget.
     let loads = reducer.all_reduce(HostLoads(
-        arranged.host_keys.iter().zip(&solution.budgets).map(|(&k, &b)| (k, b)).collect(),
+        arranged
+            .host_keys
+            .iter()
+            .zip(&solution.budgets)
+            .map(|(&k, &b)| (k, b))
+            .collect(),
     ));
     let mut all_hosts = loads.0;
     all_hosts.sort_by_key(|h| h.0);
@@ -166,15 +207,23 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
     for h in 0..arena.hosts() {
         let crawler = crawler_of(arranged.host_keys[h]);
         let hp = solution.hosts[h];
-        let batch = by_crawler.entry(crawler).or_insert_with(|| output_batch(crawler, peers));
+        let batch = by_crawler
+            .entry(crawler)
+            .or_insert_with(|| output_batch(crawler, peers));
         for i in arena.host_pages(h) {
             let rate = solution.rates[i];
             let (b, r) = arranged.pages[i];
             let source = &arranged.batches[b as usize];
             // the page's own observability: the baselines' responses ignore it, the costs must not
-            let (mu, lambda, complete) = (arena.importance[i], arena.change_rate[i], source.complete_obs[r as usize]);
+            let (mu, lambda, complete) = (
+                arena.importance[i],
+                arena.change_rate[i],
+                source.complete_obs[r as usize],
+            );
             costs.add(mu, lambda, rate, complete);
-            costs.objective.add(arena.response[i].cost(arena.page(i), rate));
+            costs
+                .objective
+                .add(arena.response[i].cost(arena.page(i), rate));
             if rate > 0.0 {
                 batch.push_rated(source, r as usize, rate, hp.capped);
                 costs.scheduled += 1;
@@ -210,13 +259,19 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
     let run_id = reducer.all_reduce(RunId(run_id_candidate()));
     let staging = publish::staging_dir(&args.out, &format!("{:016x}", run_id.0));
     let metadata = file_metadata(args, solution.multiplier, bandwidth);
-    let written = write_my_files(&staging, args, index, peers, for_me, gathered, &files, &metadata);
+    let written = write_my_files(
+        &staging, args, index, peers, for_me, gathered, &files, &metadata,
+    );
     let (files_written, error) = match written {
         Ok(f) => (f, None),
         Err(e) => (Vec::new(), Some((index as u32, format!("{e:#}")))),
     };
     costs.peak_rss = peak_rss_bytes();
-    let fin = reducer.all_reduce(Final { error, files: files_written, costs });
+    let fin = reducer.all_reduce(Final {
+        error,
+        files: files_written,
+        costs,
+    });
     if let Some((_, message)) = fin.error {
         if lead {
             std::fs::remove_dir_all(&staging).ok();
@@ -230,7 +285,16 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
     let c = &fin.costs;
     let rejected_by_reason: BTreeMap<String, u64> = Reason::ALL
         .iter()
-        .map(|&r| (r.name().to_owned(), if r == Reason::DuplicateUrl { counts.duplicates } else { status.rejected[reason_slot(r)] }))
+        .map(|&r| {
+            (
+                r.name().to_owned(),
+                if r == Reason::DuplicateUrl {
+                    counts.duplicates
+                } else {
+                    status.rejected[reason_slot(r)]
+                },
+            )
+        })
         .filter(|(_, n)| *n > 0)
         .collect();
     let rows_rejected = rejected_by_reason.values().sum();
@@ -247,7 +311,8 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
         crawlers: args.crawlers,
         cost_harmonic: Some(c.harmonic.value()).filter(|v| v.is_finite()),
         cost_binary: c.binary.value(),
-        cost_objective: Some(c.objective.value()).filter(|v| v.is_finite() && args.objective.is_exact()),
+        cost_objective: Some(c.objective.value())
+            .filter(|v| v.is_finite() && args.objective.is_exact()),
         urls_starved: c.starved,
         rows_in: status.rows,
         rows_scheduled: c.scheduled,
@@ -277,10 +342,21 @@ pub fn run_worker(worker: &mut Worker, args: &RunArgs, processes: usize) -> Resu
             summary.rows_rejected
         );
     }
-    std::fs::write(staging.join("summary.json"), serde_json::to_string_pretty(&summary)?).context("writing summary.json")?;
+    std::fs::write(
+        staging.join("summary.json"),
+        serde_json::to_string_pretty(&summary)?,
+    )
+    .context("writing summary.json")?;
     let mut entries = fin.files;
     entries.sort();
-    publish::publish(&staging, &args.out, &Manifest { version: VERSION.to_owned(), files: entries })?;
+    publish::publish(
+        &staging,
+        &args.out,
+        &Manifest {
+            version: VERSION.to_owned(),
+            files: entries,
+        },
+    )?;
     Ok(Some(summary))
 }
 
@@ -314,26 +390,49 @@ fn write_my_files(
         });
         let rel = format!("rates/crawler={crawler:0width$}/part-00000.parquet");
         let path = staging.join(&rel);
-        std::fs::create_dir_all(path.parent().unwrap_or(staging)).with_context(|| format!("creating {}", path.display()))?;
+        std::fs::create_dir_all(path.parent().unwrap_or(staging))
+            .with_context(|| format!("creating {}", path.display()))?;
         let (n, bytes) = write_rates(&path, &for_me, &rows, metadata)?;
-        written.push(FileEntry { path: rel, rows: n, bytes });
+        written.push(FileEntry {
+            path: rel,
+            rows: n,
+            bytes,
+        });
     }
     if index == 0 {
         let mut host_rows = Vec::new();
         let mut rejected = Vec::new();
         for (_, bytes) in gathered {
-            let (h, r): (Vec<HostRow>, Vec<Rejected>) = bincode::deserialize(&bytes).context("decoding host rows")?;
+            let (h, r): (Vec<HostRow>, Vec<Rejected>) =
+                bincode::deserialize(&bytes).context("decoding host rows")?;
             host_rows.extend(h);
             rejected.extend(r);
         }
         host_rows.sort_by(|a, b| a.host.cmp(&b.host));
         rejected.sort_by_key(|r| r.origin);
         std::fs::create_dir_all(staging.join("hosts"))?;
-        let (n, bytes) = write_hosts(&staging.join("hosts/part-00000.parquet"), &host_rows, metadata)?;
-        written.push(FileEntry { path: "hosts/part-00000.parquet".into(), rows: n, bytes });
+        let (n, bytes) = write_hosts(
+            &staging.join("hosts/part-00000.parquet"),
+            &host_rows,
+            metadata,
+        )?;
+        written.push(FileEntry {
+            path: "hosts/part-00000.parquet".into(),
+            rows: n,
+            bytes,
+        });
         std::fs::create_dir_all(staging.join("rejected"))?;
-        let (n, bytes) = write_rejected(&staging.join("rejected/part-00000.parquet"), &rejected, files, metadata)?;
-        written.push(FileEntry { path: "rejected/part-00000.parquet".into(), rows: n, bytes });
+        let (n, bytes) = write_rejected(
+            &staging.join("rejected/part-00000.parquet"),
+            &rejected,
+            files,
+            metadata,
+        )?;
+        written.push(FileEntry {
+            path: "rejected/part-00000.parquet".into(),
+            rows: n,
+            bytes,
+        });
     }
     Ok(written)
 }
@@ -358,7 +457,10 @@ fn file_metadata(args: &RunArgs, multiplier: f64, bandwidth: f64) -> Vec<(String
         ("revisit.bandwidth_per_day".into(), format!("{bandwidth}")),
         ("revisit.horizon_s".into(), format!("{}", args.horizon_s)),
         ("revisit.floor_eps".into(), format!("{}", args.floor)),
-        ("revisit.value_per_change".into(), format!("{}", args.value_per_change)),
+        (
+            "revisit.value_per_change".into(),
+            format!("{}", args.value_per_change),
+        ),
         ("revisit.crawlers".into(), format!("{}", args.crawlers)),
         ("revisit.units.rates".into(), schema::RATES_UNITS.into()),
         ("revisit.units.hosts".into(), schema::HOSTS_UNITS.into()),
@@ -366,7 +468,10 @@ fn file_metadata(args: &RunArgs, multiplier: f64, bandwidth: f64) -> Vec<(String
 }
 
 fn run_id_candidate() -> u64 {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
     nanos ^ ((std::process::id() as u64) << 48)
 }
 
@@ -379,7 +484,9 @@ fn progress_bar(show: bool, len: u64, what: &str) -> indicatif::ProgressBar {
         return indicatif::ProgressBar::hidden();
     }
     let bar = indicatif::ProgressBar::new(len);
-    if let Ok(style) = indicatif::ProgressStyle::with_template("[revisit] {msg} {bar:30} {pos}/{len} ({eta})") {
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("[revisit] {msg} {bar:30} {pos}/{len} ({eta})")
+    {
         bar.set_style(style);
     }
     bar.set_message(what.to_owned());
@@ -390,7 +497,9 @@ fn progress_bar(show: bool, len: u64, what: &str) -> indicatif::ProgressBar {
 /// end its process with status 3, as a killed machine would) when it reaches `phase` (read, solve,
 /// write). Used by the failure tests; never set it in production.
 fn fail_point(phase: &str, index: usize) {
-    let Ok(spec) = std::env::var("REVISIT_FAIL_AT") else { return };
+    let Ok(spec) = std::env::var("REVISIT_FAIL_AT") else {
+        return;
+    };
     let mut parts = spec.split(':');
     if parts.next() != Some(phase) {
         return;

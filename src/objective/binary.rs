@@ -85,10 +85,14 @@ mod tests {
 
     #[test]
     fn poisson_rate_equals_the_papers_form() {
-        for &(mu, lambda, theta) in &[(1.0f64, 0.3f64, 0.5f64), (4.0, 0.01, 0.2), (1e3, 2.0, 1e-2)] {
+        for &(mu, lambda, theta) in &[(1.0f64, 0.3f64, 0.5f64), (4.0, 0.01, 0.2), (1e3, 2.0, 1e-2)]
+        {
             let paper = ((mu * lambda / theta).sqrt() - lambda).max(0.0);
             let ours = poisson_rate(mu, lambda, theta);
-            assert!((paper - ours).abs() <= 1e-14 * paper.max(1e-300), "{paper} vs {ours}");
+            assert!(
+                (paper - ours).abs() <= 1e-14 * paper.max(1e-300),
+                "{paper} vs {ours}"
+            );
         }
         assert_eq!(poisson_rate(1.0, 2.0, 1.0), 0.0);
     }

@@ -36,7 +36,11 @@ pub fn rate(mu: f64, lambda: f64, slot_days: f64, theta: f64) -> f64 {
     let (delta, keep) = slot_change(lambda, slot_days);
     let q = mu * slot_days / theta; // mu / theta'
     if delta >= 1.0 {
-        return if theta < mu * slot_days { 1.0 / slot_days } else { 0.0 };
+        return if theta < mu * slot_days {
+            1.0 / slot_days
+        } else {
+            0.0
+        };
     }
     if q <= delta {
         return 0.0;
@@ -107,7 +111,11 @@ mod tests {
     #[test]
     fn rate_equals_the_papers_form() {
         let slot = 0.01;
-        for &(mu, lambda, theta) in &[(1.0f64, 0.3f64, 0.05f64), (4.0, 2.0, 0.002), (1e3, 20.0, 1e-2)] {
+        for &(mu, lambda, theta) in &[
+            (1.0f64, 0.3f64, 0.05f64),
+            (4.0, 2.0, 0.002),
+            (1e3, 20.0, 1e-2),
+        ] {
             let delta = 1.0 - (-lambda * slot).exp();
             let theta_slot = theta / slot;
             let p = (((mu * delta / theta_slot).sqrt() - delta) / (1.0 - delta)).clamp(0.0, 1.0);
@@ -118,7 +126,11 @@ mod tests {
 
     #[test]
     fn rate_solves_its_first_order_condition() {
-        for &(mu, lambda, slot, theta) in &[(1.0, 0.3, 0.01, 0.05), (1e9, 1e-9, 1e-9, 1e-3), (1e-9, 1e9, 1e-9, 9e-19)] {
+        for &(mu, lambda, slot, theta) in &[
+            (1.0, 0.3, 0.01, 0.05),
+            (1e9, 1e-9, 1e-9, 1e-3),
+            (1e-9, 1e9, 1e-9, 9e-19),
+        ] {
             let rho = rate(mu, lambda, slot, theta);
             assert!(rho > 0.0 && rho * slot < 1.0, "{rho}");
             let m = marginal(mu, lambda, slot, rho);
@@ -130,7 +142,8 @@ mod tests {
     fn slope_matches_a_finite_difference() {
         let (mu, lambda, slot, theta) = (3.0, 0.7, 0.05, 0.02);
         let h = theta * 1e-6;
-        let fd = (rate(mu, lambda, slot, theta + h) - rate(mu, lambda, slot, theta - h)) / (2.0 * h);
+        let fd =
+            (rate(mu, lambda, slot, theta + h) - rate(mu, lambda, slot, theta - h)) / (2.0 * h);
         let an = slope(lambda, slot, theta, rate(mu, lambda, slot, theta));
         assert!(((fd - an) / an).abs() < 1e-7, "{fd} vs {an}");
     }

@@ -61,7 +61,11 @@ pub fn interval_ratio(c: f64, one_minus_c: f64) -> f64 {
     }
     for _ in 0..3 {
         // residual phi(x) - c, written as (1 - c) - (1 + x) e^-x where phi is near 1 (x large)
-        let residual = if x < SERIES_BELOW { phi(x) - c } else { one_minus_c - (1.0 + x) * (-x).exp() };
+        let residual = if x < SERIES_BELOW {
+            phi(x) - c
+        } else {
+            one_minus_c - (1.0 + x) * (-x).exp()
+        };
         let step = residual / (x * (-x).exp()); // phi'(x) = x e^-x
         x -= step;
         if step.abs() <= 1e-15 * x {
@@ -87,7 +91,10 @@ pub fn rate(mu: f64, lambda: f64, theta: f64) -> f64 {
         return f64::INFINITY;
     }
     // below the cut-off, 1 - c >= 2^-53 keeps x <= X_MAX; the min only absorbs rounding of t
-    let x = interval_ratio(c.min(1.0 - f64::EPSILON / 2.0), ((mu - t) / mu).max(f64::EPSILON / 2.0));
+    let x = interval_ratio(
+        c.min(1.0 - f64::EPSILON / 2.0),
+        ((mu - t) / mu).max(f64::EPSILON / 2.0),
+    );
     lambda / x.min(X_MAX)
 }
 
@@ -191,7 +198,10 @@ mod tests {
         assert!(((x - X_MAX) / X_MAX).abs() < 1e-13, "{x}");
         let (mu, lambda) = (3.0, 0.7);
         let below = rate(mu, lambda, (mu / lambda) * (1.0 - f64::EPSILON));
-        assert!(below >= lambda / X_MAX && below < 1.1 * lambda / X_MAX, "{below}");
+        assert!(
+            below >= lambda / X_MAX && below < 1.1 * lambda / X_MAX,
+            "{below}"
+        );
         assert_eq!(rate(mu, lambda, mu / lambda), 0.0);
         assert_eq!(rate_left(mu, lambda, mu / lambda), lambda / X_MAX);
         assert_eq!(marginal(mu, lambda, 0.5 * lambda / X_MAX), mu / lambda);
@@ -210,13 +220,30 @@ mod tests {
 
     #[test]
     fn rate_solves_its_first_order_condition_over_the_whole_range() {
-        for &c in &[1e-300, 1e-30, 1e-12, 1e-7, 1e-6, 2e-6, 1e-3, 0.1, 0.5, 0.9, 0.999, 1.0 - 1e-12, 1.0 - 1e-15] {
+        for &c in &[
+            1e-300,
+            1e-30,
+            1e-12,
+            1e-7,
+            1e-6,
+            2e-6,
+            1e-3,
+            0.1,
+            0.5,
+            0.9,
+            0.999,
+            1.0 - 1e-12,
+            1.0 - 1e-15,
+        ] {
             for &(mu, lambda) in &[(1.0, 1.0), (1e-9, 1e9), (1e9, 1e-9), (3.7, 0.02)] {
                 let theta = c * mu / lambda;
                 let rho = rate(mu, lambda, theta);
                 assert!(rho.is_finite() && rho > 0.0, "{c} {mu} {lambda}: {rho}");
                 let m = marginal(mu, lambda, rho);
-                assert!(((m - theta) / theta).abs() < 1e-12, "c {c} mu {mu} lambda {lambda}: marginal {m} vs {theta}");
+                assert!(
+                    ((m - theta) / theta).abs() < 1e-12,
+                    "c {c} mu {mu} lambda {lambda}: marginal {m} vs {theta}"
+                );
             }
         }
         assert_eq!(rate(1.0, 2.0, 0.5), 0.0);
@@ -225,19 +252,38 @@ mod tests {
 
     #[test]
     fn rate_equals_an_independent_bisection() {
-        for &(mu, lambda, theta) in &[(1.0, 1.0, 0.3), (5.0, 0.1, 1e-4), (1e-3, 40.0, 1e-7), (2.0, 3.0, 0.6)] {
-            let (ours, bisected) = (rate(mu, lambda, theta), rate_by_bisection(mu, lambda, theta));
-            assert!(((ours - bisected) / bisected).abs() < 1e-12, "{ours} vs {bisected}");
+        for &(mu, lambda, theta) in &[
+            (1.0, 1.0, 0.3),
+            (5.0, 0.1, 1e-4),
+            (1e-3, 40.0, 1e-7),
+            (2.0, 3.0, 0.6),
+        ] {
+            let (ours, bisected) = (
+                rate(mu, lambda, theta),
+                rate_by_bisection(mu, lambda, theta),
+            );
+            assert!(
+                ((ours - bisected) / bisected).abs() < 1e-12,
+                "{ours} vs {bisected}"
+            );
         }
     }
 
     #[test]
     fn slope_matches_a_finite_difference() {
-        for &(mu, lambda, theta) in &[(3.0, 0.7, 0.2), (1.0, 1.0, 1e-5), (1.0, 1.0, 0.95), (2e5, 1e-3, 1e5)] {
+        for &(mu, lambda, theta) in &[
+            (3.0, 0.7, 0.2),
+            (1.0, 1.0, 1e-5),
+            (1.0, 1.0, 0.95),
+            (2e5, 1e-3, 1e5),
+        ] {
             let h = theta * 1e-6;
             let fd = (rate(mu, lambda, theta + h) - rate(mu, lambda, theta - h)) / (2.0 * h);
             let an = slope(mu, lambda, theta, rate(mu, lambda, theta));
-            assert!(((fd - an) / an).abs() < 1e-6, "{mu} {lambda} {theta}: {fd} vs {an}");
+            assert!(
+                ((fd - an) / an).abs() < 1e-6,
+                "{mu} {lambda} {theta}: {fd} vs {an}"
+            );
         }
     }
 

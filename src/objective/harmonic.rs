@@ -87,10 +87,18 @@ mod tests {
 
     #[test]
     fn incomplete_rate_solves_its_first_order_condition() {
-        for &(mu, lambda, theta) in &[(1.0, 0.3, 0.5), (1e-9, 1e9, 1e-3), (1e9, 1e-9, 7.0), (2.0, 5.0, 1e-12)] {
+        for &(mu, lambda, theta) in &[
+            (1.0, 0.3, 0.5),
+            (1e-9, 1e9, 1e-3),
+            (1e9, 1e-9, 7.0),
+            (2.0, 5.0, 1e-12),
+        ] {
             let rho = incomplete_rate(mu, lambda, theta);
             let marginal = incomplete_marginal(mu, lambda, rho);
-            assert!(((marginal - theta) / theta).abs() < 1e-13, "{mu} {lambda} {theta}: {marginal}");
+            assert!(
+                ((marginal - theta) / theta).abs() < 1e-13,
+                "{mu} {lambda} {theta}: {marginal}"
+            );
         }
     }
 
@@ -98,7 +106,8 @@ mod tests {
     fn incomplete_slope_matches_a_finite_difference() {
         let (mu, lambda, theta) = (3.0, 0.7, 0.2);
         let h = theta * 1e-6;
-        let fd = (incomplete_rate(mu, lambda, theta + h) - incomplete_rate(mu, lambda, theta - h)) / (2.0 * h);
+        let fd = (incomplete_rate(mu, lambda, theta + h) - incomplete_rate(mu, lambda, theta - h))
+            / (2.0 * h);
         let an = incomplete_slope(lambda, theta, incomplete_rate(mu, lambda, theta));
         assert!(((fd - an) / an).abs() < 1e-8, "{fd} vs {an}");
     }
@@ -114,7 +123,9 @@ mod tests {
     #[test]
     fn costs_match_the_definitions() {
         let (mu, lambda, rho) = (2.0, 0.5, 1.5);
-        assert!((incomplete_cost(mu, lambda, rho) + mu * (rho / (rho + lambda)).ln()).abs() < 1e-15);
+        assert!(
+            (incomplete_cost(mu, lambda, rho) + mu * (rho / (rho + lambda)).ln()).abs() < 1e-15
+        );
         assert!((complete_cost(mu, lambda, 0.25) + mu * 0.5f64.ln()).abs() < 1e-15);
         assert_eq!(incomplete_cost(mu, 0.0, 0.0), 0.0);
         assert_eq!(incomplete_cost(mu, lambda, 0.0), f64::INFINITY);

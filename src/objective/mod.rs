@@ -68,7 +68,13 @@ impl Objective {
     /// Whether the rates are the exact optimum of a freshness objective (not an approximation or a
     /// baseline), so that [`Response::cost`] summed over pages is the objective's own value.
     pub fn is_exact(self) -> bool {
-        matches!(self, Objective::Harmonic | Objective::Binary | Objective::BinaryFixed | Objective::BinaryDiscrete)
+        matches!(
+            self,
+            Objective::Harmonic
+                | Objective::Binary
+                | Objective::BinaryFixed
+                | Objective::BinaryDiscrete
+        )
     }
 }
 
@@ -119,10 +125,14 @@ impl Response {
             (Objective::Harmonic, false) => Response::HarmonicIncomplete,
             (Objective::Harmonic | Objective::HarmonicApprox, true) => Response::HarmonicComplete,
             (Objective::Binary, false) => Response::BinaryPoisson,
-            (Objective::Binary | Objective::BinaryFixed | Objective::BinaryDiscrete, true) => Response::BinaryComplete,
+            (Objective::Binary | Objective::BinaryFixed | Objective::BinaryDiscrete, true) => {
+                Response::BinaryComplete
+            }
             (Objective::BinaryFixed, false) => Response::FixedInterval,
             (Objective::BinaryDiscrete, false) => Response::BinaryDiscrete,
-            (Objective::HarmonicApprox, false) | (Objective::Importance, _) => Response::ImportanceProportional,
+            (Objective::HarmonicApprox, false) | (Objective::Importance, _) => {
+                Response::ImportanceProportional
+            }
             (Objective::ChangeRate, _) => Response::ChangeRateProportional,
             (Objective::Uniform, _) => Response::Uniform,
         }
@@ -165,9 +175,9 @@ impl Response {
             Response::BinaryComplete => binary::complete_rate(mu, lambda, theta),
             Response::FixedInterval => fixed_interval::rate(mu, lambda, theta),
             Response::BinaryDiscrete => discrete::rate(mu, lambda, page.slot_days, theta),
-            Response::ImportanceProportional | Response::ChangeRateProportional | Response::Uniform => {
-                proportional::rate(self.weight(page).unwrap_or(0.0), theta)
-            }
+            Response::ImportanceProportional
+            | Response::ChangeRateProportional
+            | Response::Uniform => proportional::rate(self.weight(page).unwrap_or(0.0), theta),
         }
     }
 
@@ -175,9 +185,15 @@ impl Response {
     #[inline]
     pub fn rate_left(self, page: Page, theta: f64) -> f64 {
         match self {
-            Response::BinaryComplete => binary::complete_rate_left(page.importance, page.change_rate, theta),
-            Response::BinaryDiscrete => discrete::rate_left(page.importance, page.change_rate, page.slot_days, theta),
-            Response::FixedInterval => fixed_interval::rate_left(page.importance, page.change_rate, theta),
+            Response::BinaryComplete => {
+                binary::complete_rate_left(page.importance, page.change_rate, theta)
+            }
+            Response::BinaryDiscrete => {
+                discrete::rate_left(page.importance, page.change_rate, page.slot_days, theta)
+            }
+            Response::FixedInterval => {
+                fixed_interval::rate_left(page.importance, page.change_rate, theta)
+            }
             _ => self.rate(page, theta),
         }
     }
@@ -193,9 +209,9 @@ impl Response {
             Response::BinaryComplete => 0.0,
             Response::FixedInterval => fixed_interval::slope(mu, lambda, theta, rate),
             Response::BinaryDiscrete => discrete::slope(lambda, page.slot_days, theta, rate),
-            Response::ImportanceProportional | Response::ChangeRateProportional | Response::Uniform => {
-                proportional::slope(self.weight(page).unwrap_or(0.0), theta)
-            }
+            Response::ImportanceProportional
+            | Response::ChangeRateProportional
+            | Response::Uniform => proportional::slope(self.weight(page).unwrap_or(0.0), theta),
         }
     }
 
@@ -204,8 +220,12 @@ impl Response {
     #[inline]
     pub fn jump(self, page: Page) -> Option<f64> {
         match self {
-            Response::BinaryComplete if page.change_rate > 0.0 => Some(page.importance / page.change_rate),
-            Response::BinaryDiscrete => discrete::jump(page.importance, page.change_rate, page.slot_days),
+            Response::BinaryComplete if page.change_rate > 0.0 => {
+                Some(page.importance / page.change_rate)
+            }
+            Response::BinaryDiscrete => {
+                discrete::jump(page.importance, page.change_rate, page.slot_days)
+            }
             Response::FixedInterval => fixed_interval::jump(page.importance, page.change_rate),
             _ => None,
         }
@@ -221,9 +241,9 @@ impl Response {
             Response::BinaryComplete => binary::complete_marginal(mu, lambda),
             Response::FixedInterval => fixed_interval::marginal(mu, lambda, rho),
             Response::BinaryDiscrete => discrete::marginal(mu, lambda, page.slot_days, rho),
-            Response::ImportanceProportional | Response::ChangeRateProportional | Response::Uniform => {
-                proportional::marginal(self.weight(page).unwrap_or(0.0), rho)
-            }
+            Response::ImportanceProportional
+            | Response::ChangeRateProportional
+            | Response::Uniform => proportional::marginal(self.weight(page).unwrap_or(0.0), rho),
         }
     }
 
@@ -239,9 +259,9 @@ impl Response {
             Response::BinaryComplete => binary::complete_cost(mu, lambda, rho),
             Response::FixedInterval => fixed_interval::cost(mu, lambda, rho),
             Response::BinaryDiscrete => discrete::cost(mu, lambda, page.slot_days, rho),
-            Response::ImportanceProportional | Response::ChangeRateProportional | Response::Uniform => {
-                proportional::cost(self.weight(page).unwrap_or(0.0), rho)
-            }
+            Response::ImportanceProportional
+            | Response::ChangeRateProportional
+            | Response::Uniform => proportional::cost(self.weight(page).unwrap_or(0.0), rho),
         }
     }
 

@@ -26,7 +26,12 @@ pub fn assign(hosts: &[(u64, f64)], crawlers: u32) -> Vec<u32> {
     let total: f64 = hosts.iter().map(|h| h.1).sum();
     let limit = (1.0 + LOAD_SLACK) * total / crawlers as f64;
     let mut order: Vec<usize> = (0..hosts.len()).collect();
-    order.sort_by(|&a, &b| hosts[b].1.total_cmp(&hosts[a].1).then(hosts[a].0.cmp(&hosts[b].0)));
+    order.sort_by(|&a, &b| {
+        hosts[b]
+            .1
+            .total_cmp(&hosts[a].1)
+            .then(hosts[a].0.cmp(&hosts[b].0))
+    });
     let mut load = vec![0.0f64; crawlers as usize];
     let mut out = vec![0u32; hosts.len()];
     let mut prefs: Vec<(u64, u32)> = Vec::with_capacity(crawlers as usize);
@@ -35,9 +40,19 @@ pub fn assign(hosts: &[(u64, f64)], crawlers: u32) -> Vec<u32> {
         prefs.clear();
         prefs.extend((0..crawlers).map(|c| (score(key, c), c)));
         prefs.sort_unstable_by(|a, b| b.cmp(a));
-        let chosen = prefs.iter().map(|&(_, c)| c).find(|&c| load[c as usize] + w <= limit).unwrap_or_else(|| {
-            (0..crawlers).min_by(|&a, &b| load[a as usize].total_cmp(&load[b as usize]).then(a.cmp(&b))).unwrap_or(0)
-        });
+        let chosen = prefs
+            .iter()
+            .map(|&(_, c)| c)
+            .find(|&c| load[c as usize] + w <= limit)
+            .unwrap_or_else(|| {
+                (0..crawlers)
+                    .min_by(|&a, &b| {
+                        load[a as usize]
+                            .total_cmp(&load[b as usize])
+                            .then(a.cmp(&b))
+                    })
+                    .unwrap_or(0)
+            });
         load[chosen as usize] += w;
         out[i] = chosen;
     }
@@ -71,7 +86,9 @@ mod tests {
         for _ in 0..n * 100 {
             size[zipf.sample(&mut rng) as usize - 1] += 0.2;
         }
-        (0..n).map(|i| (rng.random::<u64>(), f64::min(size[i], 5760.0))).collect()
+        (0..n)
+            .map(|i| (rng.random::<u64>(), f64::min(size[i], 5760.0)))
+            .collect()
     }
 
     #[test]
@@ -91,7 +108,11 @@ mod tests {
         // 1% of the hosts leave
         let kept: Vec<usize> = (0..hosts.len()).filter(|i| i % 100 != 37).collect();
         let after = assign(&kept.iter().map(|&i| hosts[i]).collect::<Vec<_>>(), 10);
-        let moved = kept.iter().zip(&after).filter(|(&i, &c)| before[i] != c).count();
+        let moved = kept
+            .iter()
+            .zip(&after)
+            .filter(|(&i, &c)| before[i] != c)
+            .count();
         let share = moved as f64 / kept.len() as f64;
         assert!(share < 0.05, "{:.1}% of hosts moved", 100.0 * share);
     }

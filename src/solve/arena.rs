@@ -32,11 +32,18 @@ pub struct Arena {
 impl Arena {
     /// An arena with no hosts.
     pub fn new() -> Self {
-        Arena { offsets: vec![0], ..Default::default() }
+        Arena {
+            offsets: vec![0],
+            ..Default::default()
+        }
     }
 
     /// Appends one host with its pages `(importance, change_rate, response)` and its cap per day.
-    pub fn push_host(&mut self, cap_per_day: f64, pages: impl IntoIterator<Item = (f64, f64, Response)>) {
+    pub fn push_host(
+        &mut self,
+        cap_per_day: f64,
+        pages: impl IntoIterator<Item = (f64, f64, Response)>,
+    ) {
         for (mu, lambda, response) in pages {
             self.importance.push(mu);
             self.change_rate.push(lambda);
@@ -65,7 +72,11 @@ impl Arena {
     /// Page `i` as its response sees it.
     #[inline]
     pub fn page(&self, i: usize) -> Page {
-        Page { importance: self.importance[i], change_rate: self.change_rate[i], slot_days: self.slot_days }
+        Page {
+            importance: self.importance[i],
+            change_rate: self.change_rate[i],
+            slot_days: self.slot_days,
+        }
     }
 
     /// The floor level of host `h`, fetches per day per page (0 without floors).
@@ -92,7 +103,10 @@ impl Arena {
     pub fn set_floor(&mut self, floor_per_day: f64) {
         let mut levels = Vec::with_capacity(self.hosts());
         for h in 0..self.hosts() {
-            let his: Vec<f64> = self.host_pages(h).map(|i| self.response[i].upper(self.page(i))).collect();
+            let his: Vec<f64> = self
+                .host_pages(h)
+                .map(|i| self.response[i].upper(self.page(i)))
+                .collect();
             let at = |level: f64| -> f64 { his.iter().map(|&hi| hi.min(level)).sum() };
             let cap = self.cap[h];
             if floor_per_day <= 0.0 || at(floor_per_day) <= cap {
@@ -126,8 +140,21 @@ mod tests {
     fn floors_fit_the_caps_by_water_filling() {
         let mut a = Arena::new();
         let complete = Response::BinaryComplete; // hi = lambda
-        a.push_host(10.0, [(1.0, 0.5, Response::BinaryPoisson), (1.0, 0.5, Response::BinaryPoisson)]);
-        a.push_host(1.0, [(1.0, 0.1, complete), (1.0, 5.0, Response::BinaryPoisson), (1.0, 5.0, Response::BinaryPoisson)]);
+        a.push_host(
+            10.0,
+            [
+                (1.0, 0.5, Response::BinaryPoisson),
+                (1.0, 0.5, Response::BinaryPoisson),
+            ],
+        );
+        a.push_host(
+            1.0,
+            [
+                (1.0, 0.1, complete),
+                (1.0, 5.0, Response::BinaryPoisson),
+                (1.0, 5.0, Response::BinaryPoisson),
+            ],
+        );
         a.push_host(5.0, [(1.0, 0.0, Response::BinaryPoisson)]);
         a.set_floor(2.0);
         assert_eq!(a.host_floor(0), 2.0);

@@ -28,23 +28,39 @@ pub struct Demand {
 /// Demand of host `h`'s pages at `price`, each within its box, summed in page order (deterministic).
 #[inline]
 pub fn demand(arena: &Arena, h: usize, price: f64) -> Demand {
-    let mut d = Demand { right: 0.0, left: 0.0, slope: 0.0, next_above: f64::INFINITY, next_below: 0.0 };
+    let mut d = Demand {
+        right: 0.0,
+        left: 0.0,
+        slope: 0.0,
+        next_above: f64::INFINITY,
+        next_below: 0.0,
+    };
     let (window_lo, window_hi) = (price / (1.0 + STEP_WINDOW), price * (1.0 + STEP_WINDOW));
     let step_density = 1.0 / (window_hi - window_lo);
     let floor = arena.host_floor(h);
     for i in arena.host_pages(h) {
         let (page, response) = (arena.page(i), arena.response[i]);
         // the floor of the box; the families clip at their own hi already
-        let lo = if floor > 0.0 { floor.min(response.upper(page)) } else { 0.0 };
+        let lo = if floor > 0.0 {
+            floor.min(response.upper(page))
+        } else {
+            0.0
+        };
         let r = response.rate(page, price);
         let jump = response.jump(page);
         d.right += r.max(lo);
-        d.left += if jump.is_some() { response.rate_left(page, price).max(lo) } else { r.max(lo) };
+        d.left += if jump.is_some() {
+            response.rate_left(page, price).max(lo)
+        } else {
+            r.max(lo)
+        };
         if r > lo {
             d.slope += response.slope(page, price, r); // the continuous part (0 for pure steps)
         }
         // a jump the floor does not swallow
-        let step = jump.filter(|&step| response.rate_left(page, step).max(lo) > response.rate(page, step).max(lo));
+        let step = jump.filter(|&step| {
+            response.rate_left(page, step).max(lo) > response.rate(page, step).max(lo)
+        });
         if let Some(step) = step {
             if step > price {
                 d.next_above = d.next_above.min(step);
@@ -53,7 +69,8 @@ pub fn demand(arena: &Arena, h: usize, price: f64) -> Demand {
             }
             if step > window_lo && step < window_hi {
                 // the step's size spread over the window: the staircase's average slope
-                let size = response.rate_left(page, step).max(lo) - response.rate(page, step).max(lo);
+                let size =
+                    response.rate_left(page, step).max(lo) - response.rate(page, step).max(lo);
                 d.slope -= size * step_density;
             }
         }
@@ -69,7 +86,9 @@ pub fn page_rate(arena: &Arena, h: usize, i: usize, price: f64, fill: f64) -> f6
     let (lo, _) = arena.bounds(h, i);
     let right = response.rate(page, price).max(lo);
     match response.jump(page) {
-        Some(step) if step == price && fill > 0.0 => right + fill * (response.rate_left(page, price).max(lo) - right),
+        Some(step) if step == price && fill > 0.0 => {
+            right + fill * (response.rate_left(page, price).max(lo) - right)
+        }
         _ => right,
     }
 }

@@ -66,12 +66,22 @@ pub fn golden_section(f: impl Fn(f64) -> f64, mut a: f64, mut b: f64, tol: f64) 
 /// The document's solution: alpha minimising Q(alpha) = sum_k Lambda[k] W[k] h(alpha/(N W[k])) - alpha f̄
 /// over `clusters` equal-width clusters of w (0 clusters: every page its own cluster, no
 /// approximation), then f_i = lambda_i g(alpha/(N w_i)). Returns (rates, alpha).
-pub fn solve(values: &[f64], change_rate: &[f64], bandwidth: f64, clusters: usize, max_iterations: usize) -> (Vec<f64>, f64) {
+pub fn solve(
+    values: &[f64],
+    change_rate: &[f64],
+    bandwidth: f64,
+    clusters: usize,
+    max_iterations: usize,
+) -> (Vec<f64>, f64) {
     let n = values.len() as f64;
     let f_bar = bandwidth / n;
     // (cluster value W, summed change rate Lambda)
     let groups: Vec<(f64, f64)> = if clusters == 0 {
-        values.iter().zip(change_rate).map(|(&w, &l)| (w, l)).collect()
+        values
+            .iter()
+            .zip(change_rate)
+            .map(|(&w, &l)| (w, l))
+            .collect()
     } else {
         let k = clusters as f64;
         let mut lambda_sum = vec![0.0; clusters];
@@ -79,15 +89,25 @@ pub fn solve(values: &[f64], change_rate: &[f64], bandwidth: f64, clusters: usiz
             let index = ((w * k).ceil() as usize).clamp(1, clusters) - 1; // (k-1)/K < w <= k/K
             lambda_sum[index] += l;
         }
-        (0..clusters).map(|c| ((2.0 * c as f64 + 1.0) / (2.0 * k), lambda_sum[c])).collect()
+        (0..clusters)
+            .map(|c| ((2.0 * c as f64 + 1.0) / (2.0 * k), lambda_sum[c]))
+            .collect()
     };
     let q = |alpha: f64| -> f64 {
-        groups.iter().map(|&(w, l)| l * w * h(alpha / (n * w), max_iterations)).sum::<f64>() - alpha * f_bar
+        groups
+            .iter()
+            .map(|&(w, l)| l * w * h(alpha / (n * w), max_iterations))
+            .sum::<f64>()
+            - alpha * f_bar
     };
     let w_max = values.iter().cloned().fold(0.0, f64::max);
     let lo = -n * w_max;
     let alpha = golden_section(q, lo, 0.0, 1e-12 * lo.abs());
-    let rates = values.iter().zip(change_rate).map(|(&w, &l)| l * g(alpha / (n * w), max_iterations)).collect();
+    let rates = values
+        .iter()
+        .zip(change_rate)
+        .map(|(&w, &l)| l * g(alpha / (n * w), max_iterations))
+        .collect();
     (rates, alpha)
 }
 
@@ -97,7 +117,13 @@ pub fn value(values: &[f64], change_rate: &[f64], rates: &[f64]) -> f64 {
         .iter()
         .zip(change_rate)
         .zip(rates)
-        .map(|((&w, &l), &f)| if f > 0.0 && l > 0.0 { f * w * -(-l / f).exp_m1() } else { 0.0 })
+        .map(|((&w, &l), &f)| {
+            if f > 0.0 && l > 0.0 {
+                f * w * -(-l / f).exp_m1()
+            } else {
+                0.0
+            }
+        })
         .sum()
 }
 

@@ -26,7 +26,13 @@ pub fn price_host(arena: &Arena, h: usize, nu: f64, fill: f64) -> HostPrice {
     let d = demand(arena, h, nu);
     let at_nu = d.right + fill * (d.left - d.right);
     if at_nu <= cap {
-        return HostPrice { price: nu, fill, capped: false, demand: at_nu, rounds: 0 };
+        return HostPrice {
+            price: nu,
+            fill,
+            capped: false,
+            demand: at_nu,
+            rounds: 0,
+        };
     }
     let observe = |price: f64| {
         let d = demand(arena, h, price);
@@ -44,8 +50,18 @@ pub fn price_host(arena: &Arena, h: usize, nu: f64, fill: f64) -> HostPrice {
         match next {
             Next::Evaluate(price) => next = search.observe(observe(price)),
             Next::Converged(o) => {
-                let local_fill = if o.left > o.right { ((cap - o.right) / (o.left - o.right)).clamp(0.0, 1.0) } else { 0.0 };
-                return HostPrice { price: o.price, fill: local_fill, capped: true, demand: at_nu, rounds: search.rounds() };
+                let local_fill = if o.left > o.right {
+                    ((cap - o.right) / (o.left - o.right)).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
+                return HostPrice {
+                    price: o.price,
+                    fill: local_fill,
+                    capped: true,
+                    demand: at_nu,
+                    rounds: search.rounds(),
+                };
             }
         }
     }

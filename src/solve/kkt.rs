@@ -8,7 +8,13 @@ pub const KKT_TOLERANCE: f64 = 1e-9;
 
 /// Every violated optimality or feasibility condition of `rates` with host prices `host_price`,
 /// global multiplier `nu` and `bandwidth`; empty when the rates are optimal.
-pub fn violations(arena: &Arena, rates: &[f64], host_price: &[f64], nu: f64, bandwidth: f64) -> Vec<String> {
+pub fn violations(
+    arena: &Arena,
+    rates: &[f64],
+    host_price: &[f64],
+    nu: f64,
+    bandwidth: f64,
+) -> Vec<String> {
     let tol = KKT_TOLERANCE;
     let mut bad = Vec::new();
     let mut total = 0.0;
@@ -37,10 +43,14 @@ pub fn violations(arena: &Arena, rates: &[f64], host_price: &[f64], nu: f64, ban
                 }
             } else if at_upper {
                 if marginal < theta * (1.0 - tol) {
-                    bad.push(format!("page {i}: at its bound with marginal utility {marginal} < price {theta}"));
+                    bad.push(format!(
+                        "page {i}: at its bound with marginal utility {marginal} < price {theta}"
+                    ));
                 }
             } else if ((marginal - theta) / theta).abs() > tol {
-                bad.push(format!("page {i}: interior rate {r} with marginal utility {marginal} != price {theta}"));
+                bad.push(format!(
+                    "page {i}: interior rate {r} with marginal utility {marginal} != price {theta}"
+                ));
             }
         }
         total += spend;
@@ -48,10 +58,14 @@ pub fn violations(arena: &Arena, rates: &[f64], host_price: &[f64], nu: f64, ban
             bad.push(format!("host {h}: spend {spend} above its cap {cap}"));
         }
         if theta < nu * (1.0 - tol) {
-            bad.push(format!("host {h}: price {theta} below the global multiplier {nu}"));
+            bad.push(format!(
+                "host {h}: price {theta} below the global multiplier {nu}"
+            ));
         }
         if theta > nu * (1.0 + tol) && spend < cap * (1.0 - tol) {
-            bad.push(format!("host {h}: price {theta} above nu {nu} but spend {spend} under its cap {cap}"));
+            bad.push(format!(
+                "host {h}: price {theta} above nu {nu} but spend {spend} under its cap {cap}"
+            ));
         }
     }
     if nu > 0.0 && ((total - bandwidth) / bandwidth).abs() > 1e-12 {

@@ -77,7 +77,11 @@ pub fn solve<R: AllReduce>(
             Next::Evaluate(price) => {
                 let total = reduce.all_reduce(spend::spend_partial(arena, price));
                 let o = total.observation();
-                on_round(search.rounds() + 1, price, (o.right - bandwidth) / bandwidth);
+                on_round(
+                    search.rounds() + 1,
+                    price,
+                    (o.right - bandwidth) / bandwidth,
+                );
                 next = search.observe(o);
                 if let Next::Converged(_) = next {
                     break (price, total.tie_fill(bandwidth));
@@ -86,7 +90,9 @@ pub fn solve<R: AllReduce>(
             Next::Converged(o) => break (o.price, 1.0), // price 0: every page at its largest rate
         }
     };
-    let hosts: Vec<HostPrice> = (0..arena.hosts()).map(|h| price_host(arena, h, multiplier, fill)).collect();
+    let hosts: Vec<HostPrice> = (0..arena.hosts())
+        .map(|h| price_host(arena, h, multiplier, fill))
+        .collect();
     let mut rates = Vec::with_capacity(arena.pages());
     let mut budgets = Vec::with_capacity(arena.hosts());
     let mut used = ExactSum::new();

@@ -95,7 +95,11 @@ impl MultiplierSearch {
             // Everything the pages and hosts can take is at most the target: price 0.
             return (search, Next::Converged(zero));
         }
-        let first = if guess.is_finite() && guess > 0.0 { guess } else { 1.0 };
+        let first = if guess.is_finite() && guess > 0.0 {
+            guess
+        } else {
+            1.0
+        };
         (search, Next::Evaluate(first))
     }
 
@@ -184,7 +188,11 @@ impl MultiplierSearch {
         if inside(cand) {
             // A step between here and the Newton target: probe the step itself when it is the only
             // one left in the bracket, or when it lies more than halfway to the target (in log).
-            let crosses = if self.last_was_lo { cand >= next_step } else { cand <= next_step };
+            let crosses = if self.last_was_lo {
+                cand >= next_step
+            } else {
+                cand <= next_step
+            };
             if crosses && inside(next_step) {
                 let only_step = lo.next_above == hi.next_below;
                 let far = (next_step / x.price).ln().abs() >= 0.5 * (cand / x.price).ln().abs();
@@ -233,7 +241,12 @@ fn next_up(x: f64) -> f64 {
 mod tests {
     use super::*;
 
-    fn drive(target: f64, max_spend: f64, guess: f64, f: impl Fn(f64) -> Observation) -> (Observation, u32) {
+    fn drive(
+        target: f64,
+        max_spend: f64,
+        guess: f64,
+        f: impl Fn(f64) -> Observation,
+    ) -> (Observation, u32) {
         let (mut s, mut next) = MultiplierSearch::new(target, max_spend, guess);
         for _ in 0..200 {
             match next {
@@ -247,7 +260,14 @@ mod tests {
     fn smooth(c: f64, k: f64) -> impl Fn(f64) -> Observation {
         move |p: f64| {
             let v = c * p.powf(-k);
-            Observation { price: p, right: v, left: v, slope: -k * v / p, next_above: f64::INFINITY, next_below: 0.0 }
+            Observation {
+                price: p,
+                right: v,
+                left: v,
+                slope: -k * v / p,
+                next_above: f64::INFINITY,
+                next_below: 0.0,
+            }
         }
     }
 
@@ -264,10 +284,21 @@ mod tests {
         let f = |p: f64| {
             let a = 5.0 * p.powf(-0.5);
             let b = 2.0 * p.powf(-1.0);
-            let (sa, da) = if a < 3.0 { (a, -0.5 * a / p) } else { (3.0, 0.0) };
+            let (sa, da) = if a < 3.0 {
+                (a, -0.5 * a / p)
+            } else {
+                (3.0, 0.0)
+            };
             let (sb, db) = if b < 4.0 { (b, -b / p) } else { (4.0, 0.0) };
             let v = sa + sb;
-            Observation { price: p, right: v, left: v, slope: da + db, next_above: f64::INFINITY, next_below: 0.0 }
+            Observation {
+                price: p,
+                right: v,
+                left: v,
+                slope: da + db,
+                next_above: f64::INFINITY,
+                next_below: 0.0,
+            }
         };
         let (o, rounds) = drive(5.0, 7.0, 0.01, f);
         assert!((o.right - 5.0).abs() <= 5.0 * TOLERANCE, "{o:?}");

@@ -19,7 +19,15 @@ struct Instance {
 }
 
 /// Random pages on random hosts (as in tests.rs), with the discrete slot set to 1 / bandwidth.
-fn instance(seed: u64, pages: usize, hosts: usize, objective: Objective, complete: f64, cap_scale: f64, load: f64) -> Instance {
+fn instance(
+    seed: u64,
+    pages: usize,
+    hosts: usize,
+    objective: Objective,
+    complete: f64,
+    cap_scale: f64,
+    load: f64,
+) -> Instance {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mu_dist = Pareto::new(1.0, 1.3).unwrap();
     let lambda_dist = LogNormal::new(0.3f64.ln(), 1.2).unwrap();
@@ -47,16 +55,32 @@ fn run(inst: &Instance) -> Solution {
 
 fn assert_kkt(inst: &Instance, sol: &Solution) {
     let prices: Vec<f64> = sol.hosts.iter().map(|h| h.price).collect();
-    let bad = kkt::violations(&inst.arena, &sol.rates, &prices, sol.multiplier, inst.bandwidth);
-    assert!(bad.is_empty(), "{} KKT violations, first: {:?}", bad.len(), &bad[..bad.len().min(5)]);
+    let bad = kkt::violations(
+        &inst.arena,
+        &sol.rates,
+        &prices,
+        sol.multiplier,
+        inst.bandwidth,
+    );
+    assert!(
+        bad.is_empty(),
+        "{} KKT violations, first: {:?}",
+        bad.len(),
+        &bad[..bad.len().min(5)]
+    );
     for (h, budget) in sol.budgets.iter().enumerate() {
-        assert!(*budget <= inst.arena.cap[h] * (1.0 + 1e-9), "host {h} over its cap");
+        assert!(
+            *budget <= inst.arena.cap[h] * (1.0 + 1e-9),
+            "host {h} over its cap"
+        );
     }
 }
 
 /// Sum of the pages' own costs (the objective each family minimises).
 fn objective_cost(arena: &Arena, rates: &[f64]) -> f64 {
-    (0..arena.pages()).map(|i| arena.response[i].cost(arena.page(i), rates[i])).sum()
+    (0..arena.pages())
+        .map(|i| arena.response[i].cost(arena.page(i), rates[i]))
+        .sum()
 }
 
 #[test]
@@ -64,10 +88,22 @@ fn binary_discrete_without_caps_equals_azar_algorithm_1() {
     let mut worst = (0.0f64, 0.0f64);
     for seed in 0..20 {
         // load 0.02 with 2000 pages: R = 40 fetches per day, so lambda * slot reaches 0.18
-        let inst = instance(seed, 2000, 50, Objective::BinaryDiscrete, 0.0, f64::INFINITY, 0.02);
+        let inst = instance(
+            seed,
+            2000,
+            50,
+            Objective::BinaryDiscrete,
+            0.0,
+            f64::INFINITY,
+            0.02,
+        );
         let sol = run(&inst);
         let a = &inst.arena;
-        let (delta, keep): (Vec<f64>, Vec<f64>) = a.change_rate.iter().map(|&l| discrete::slot_change(l, a.slot_days)).unzip();
+        let (delta, keep): (Vec<f64>, Vec<f64>) = a
+            .change_rate
+            .iter()
+            .map(|&l| discrete::slot_change(l, a.slot_days))
+            .unzip();
         let p = reference::azar_problem1(&a.importance, &delta);
         let reference: Vec<f64> = p.iter().map(|p| p / a.slot_days).collect();
         for i in 0..a.pages() {
@@ -75,11 +111,19 @@ fn binary_discrete_without_caps_equals_azar_algorithm_1() {
             let scale = reference[i] + delta[i] / keep[i] / a.slot_days;
             let err = (sol.rates[i] - reference[i]).abs() / scale;
             worst.0 = worst.0.max(err);
-            assert!(err <= 1e-10, "seed {seed} page {i}: {} vs {}", sol.rates[i], reference[i]);
+            assert!(
+                err <= 1e-10,
+                "seed {seed} page {i}: {} vs {}",
+                sol.rates[i],
+                reference[i]
+            );
         }
         let (ours, theirs) = (objective_cost(a, &sol.rates), objective_cost(a, &reference));
         worst.1 = worst.1.max(((ours - theirs) / theirs).abs());
-        assert!(((ours - theirs) / theirs).abs() <= 1e-12, "seed {seed}: cost {ours} vs {theirs}");
+        assert!(
+            ((ours - theirs) / theirs).abs() <= 1e-12,
+            "seed {seed}: cost {ours} vs {theirs}"
+        );
         assert_kkt(&inst, &sol);
         assert!(sol.rounds <= 8, "seed {seed}: {} rounds", sol.rounds);
     }
@@ -93,22 +137,43 @@ fn binary_discrete_without_caps_equals_azar_algorithm_1() {
 fn binary_fixed_without_caps_equals_nested_bisection() {
     let mut worst = (0.0f64, 0.0f64, 0.0f64);
     for seed in 0..6 {
-        let inst = instance(seed, 300, 10, Objective::BinaryFixed, 0.0, f64::INFINITY, 0.2);
+        let inst = instance(
+            seed,
+            300,
+            10,
+            Objective::BinaryFixed,
+            0.0,
+            f64::INFINITY,
+            0.2,
+        );
         let sol = run(&inst);
         let a = &inst.arena;
-        let (reference, nu) = reference::fixed_interval_bisection(&a.importance, &a.change_rate, inst.bandwidth);
-        assert!(((sol.multiplier - nu) / nu).abs() <= 1e-10, "seed {seed}: nu {} vs {nu}", sol.multiplier);
+        let (reference, nu) =
+            reference::fixed_interval_bisection(&a.importance, &a.change_rate, inst.bandwidth);
+        assert!(
+            ((sol.multiplier - nu) / nu).abs() <= 1e-10,
+            "seed {seed}: nu {} vs {nu}",
+            sol.multiplier
+        );
         worst.0 = worst.0.max(((sol.multiplier - nu) / nu).abs());
         for i in 0..a.pages() {
             // near the cut-off theta = mu/lambda the rate is infinitely sensitive to the price (it
             // leaves 0 with infinite slope), so the error is measured against rho + lambda
             let err = (sol.rates[i] - reference[i]).abs() / (reference[i] + a.change_rate[i]);
             worst.1 = worst.1.max(err);
-            assert!(err <= 1e-10, "seed {seed} page {i}: {} vs {}", sol.rates[i], reference[i]);
+            assert!(
+                err <= 1e-10,
+                "seed {seed} page {i}: {} vs {}",
+                sol.rates[i],
+                reference[i]
+            );
         }
         let (ours, theirs) = (objective_cost(a, &sol.rates), objective_cost(a, &reference));
         worst.2 = worst.2.max(((ours - theirs) / theirs).abs());
-        assert!(((ours - theirs) / theirs).abs() <= 1e-10, "seed {seed}: cost {ours} vs {theirs}");
+        assert!(
+            ((ours - theirs) / theirs).abs() <= 1e-10,
+            "seed {seed}: cost {ours} vs {theirs}"
+        );
         assert_kkt(&inst, &sol);
     }
     eprintln!(
@@ -123,10 +188,15 @@ fn binary_fixed_beats_the_frontera_documents_method() {
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let n = 1000;
     let values: Vec<f64> = (0..n).map(|_| rng.random_range(0.001..1.0)).collect();
-    let lambda: Vec<f64> = (0..n).map(|_| LogNormal::new(0.3f64.ln(), 1.2).unwrap().sample(&mut rng)).collect();
+    let lambda: Vec<f64> = (0..n)
+        .map(|_| LogNormal::new(0.3f64.ln(), 1.2).unwrap().sample(&mut rng))
+        .collect();
     let exact_at = |bandwidth: f64| -> Vec<f64> {
         let mut arena = Arena::new();
-        arena.push_host(f64::INFINITY, (0..n).map(|i| (values[i] * lambda[i], lambda[i], Response::FixedInterval)));
+        arena.push_host(
+            f64::INFINITY,
+            (0..n).map(|i| (values[i] * lambda[i], lambda[i], Response::FixedInterval)),
+        );
         solve(&arena, bandwidth, &mut Alone, |_, _, _| {}).rates
     };
     let bandwidth = 0.2 * n as f64;
@@ -151,7 +221,10 @@ fn binary_fixed_beats_the_frontera_documents_method() {
              {t_exact_same:.12} at the same spend: relative loss {:.3e}",
             (t_exact_same - t_doc) / t_exact_same
         );
-        assert!(t_doc <= t_exact_same * (1.0 + 1e-12), "the document's method cannot beat the optimum");
+        assert!(
+            t_doc <= t_exact_same * (1.0 + 1e-12),
+            "the document's method cannot beat the optimum"
+        );
     }
 }
 
@@ -164,7 +237,12 @@ fn proportional_policies_equal_their_closed_forms() {
         _ => a.importance[i],
     };
     let mut worst = 0.0f64;
-    for objective in [Objective::HarmonicApprox, Objective::Uniform, Objective::ChangeRate, Objective::Importance] {
+    for objective in [
+        Objective::HarmonicApprox,
+        Objective::Uniform,
+        Objective::ChangeRate,
+        Objective::Importance,
+    ] {
         for seed in 0..5 {
             // without caps: R w / sum w
             let inst = instance(seed, 2000, 50, objective, 0.0, f64::INFINITY, 0.2);
@@ -175,7 +253,11 @@ fn proportional_policies_equal_their_closed_forms() {
                 let want = inst.bandwidth * weight_of(objective, a, i) / total;
                 let err = ((sol.rates[i] - want) / want).abs();
                 worst = worst.max(err);
-                assert!(err <= 1e-10, "{objective:?} seed {seed} page {i}: {} vs {want}", sol.rates[i]);
+                assert!(
+                    err <= 1e-10,
+                    "{objective:?} seed {seed} page {i}: {} vs {want}",
+                    sol.rates[i]
+                );
             }
             assert_kkt(&inst, &sol);
             assert!(sol.rounds <= 3, "{objective:?}: {} rounds", sol.rounds);
@@ -183,17 +265,27 @@ fn proportional_policies_equal_their_closed_forms() {
             let inst = instance(seed, 2000, 50, objective, 0.0, 0.8, 0.2);
             let sol = run(&inst);
             let a = &inst.arena;
-            assert!(sol.hosts.iter().any(|h| h.capped), "{objective:?} seed {seed}: caps should bind");
+            assert!(
+                sol.hosts.iter().any(|h| h.capped),
+                "{objective:?} seed {seed}: caps should bind"
+            );
             let want = reference::water_filling(a, |i| weight_of(objective, a, i), inst.bandwidth);
             for i in 0..a.pages() {
                 let err = ((sol.rates[i] - want[i]) / want[i]).abs();
                 worst = worst.max(err);
-                assert!(err <= 1e-10, "{objective:?} seed {seed} page {i}: {} vs {}", sol.rates[i], want[i]);
+                assert!(
+                    err <= 1e-10,
+                    "{objective:?} seed {seed} page {i}: {} vs {}",
+                    sol.rates[i],
+                    want[i]
+                );
             }
             assert_kkt(&inst, &sol);
         }
     }
-    eprintln!("proportional policies vs closed form / water-filling: max relative error {worst:.2e}");
+    eprintln!(
+        "proportional policies vs closed form / water-filling: max relative error {worst:.2e}"
+    );
 }
 
 #[test]
@@ -204,7 +296,11 @@ fn harmonic_approx_with_complete_pages_and_caps_equals_brute_force() {
         let sol = run(&inst);
         assert_kkt(&inst, &sol);
         let (rates, _, nu) = reference::bisection(&inst.arena, inst.bandwidth);
-        assert!((sol.multiplier - nu).abs() <= 1e-10 * nu, "seed {seed}: {} vs {nu}", sol.multiplier);
+        assert!(
+            (sol.multiplier - nu).abs() <= 1e-10 * nu,
+            "seed {seed}: {} vs {nu}",
+            sol.multiplier
+        );
         for i in 0..rates.len() {
             let err = ((sol.rates[i] - rates[i]) / rates[i]).abs();
             worst = worst.max(err);
@@ -217,22 +313,43 @@ fn harmonic_approx_with_complete_pages_and_caps_equals_brute_force() {
 #[test]
 fn floors_are_box_constraints_solved_exactly() {
     let mut worst = 0.0f64;
-    for (seed, objective) in
-        (0..12).map(|s| (s, [Objective::Binary, Objective::BinaryFixed, Objective::Harmonic][s as usize % 3]))
-    {
+    for (seed, objective) in (0..12).map(|s| {
+        (
+            s,
+            [
+                Objective::Binary,
+                Objective::BinaryFixed,
+                Objective::Harmonic,
+            ][s as usize % 3],
+        )
+    }) {
         let mut inst = instance(seed, 1500, 40, objective, 0.0, 1.0, 0.3);
         let floor = 0.4 * inst.bandwidth / inst.arena.pages() as f64;
         inst.arena.set_floor(floor);
         let sol = run(&inst);
         assert_kkt(&inst, &sol);
-        let at_floor = (0..inst.arena.pages()).filter(|&i| sol.rates[i] <= floor * (1.0 + 1e-12)).count();
-        assert!(at_floor > 0, "seed {seed}: some page should sit on its floor");
+        let at_floor = (0..inst.arena.pages())
+            .filter(|&i| sol.rates[i] <= floor * (1.0 + 1e-12))
+            .count();
+        assert!(
+            at_floor > 0,
+            "seed {seed}: some page should sit on its floor"
+        );
         let (rates, _, nu) = reference::bisection(&inst.arena, inst.bandwidth);
-        assert!((sol.multiplier - nu).abs() <= 1e-10 * nu, "seed {seed}: {} vs {nu}", sol.multiplier);
+        assert!(
+            (sol.multiplier - nu).abs() <= 1e-10 * nu,
+            "seed {seed}: {} vs {nu}",
+            sol.multiplier
+        );
         for i in 0..rates.len() {
             let err = (sol.rates[i] - rates[i]).abs() / (rates[i] + inst.arena.change_rate[i]);
             worst = worst.max(err);
-            assert!(err < 1e-10, "{objective:?} seed {seed} page {i}: {} vs {}", sol.rates[i], rates[i]);
+            assert!(
+                err < 1e-10,
+                "{objective:?} seed {seed} page {i}: {} vs {}",
+                sol.rates[i],
+                rates[i]
+            );
         }
     }
     eprintln!("floors vs brute force (box): max rate error {worst:.2e} of rho + lambda");
@@ -242,14 +359,27 @@ fn floors_are_box_constraints_solved_exactly() {
 fn floors_too_large_for_a_cap_are_scaled_to_fit() {
     // one host of 100 pages capped at 10 per day, floors of 1 per day: each page gets ~0.1
     let mut arena = Arena::new();
-    arena.push_host(10.0, (0..100).map(|i| (1.0 + i as f64, 0.5, Response::BinaryPoisson)));
-    arena.push_host(f64::INFINITY, (0..100).map(|i| (1.0 + i as f64, 0.5, Response::BinaryPoisson)));
+    arena.push_host(
+        10.0,
+        (0..100).map(|i| (1.0 + i as f64, 0.5, Response::BinaryPoisson)),
+    );
+    arena.push_host(
+        f64::INFINITY,
+        (0..100).map(|i| (1.0 + i as f64, 0.5, Response::BinaryPoisson)),
+    );
     arena.set_floor(1.0);
-    let inst = Instance { arena, bandwidth: 300.0 };
+    let inst = Instance {
+        arena,
+        bandwidth: 300.0,
+    };
     let sol = run(&inst);
     assert_kkt(&inst, &sol);
     assert!(sol.hosts[0].capped);
-    assert!((sol.budgets[0] - 10.0).abs() <= 1e-9 * 10.0, "{}", sol.budgets[0]);
+    assert!(
+        (sol.budgets[0] - 10.0).abs() <= 1e-9 * 10.0,
+        "{}",
+        sol.budgets[0]
+    );
     assert!(sol.rates[..100].iter().all(|&r| r >= 0.1 * (1.0 - 1e-9)));
     assert!(sol.rates[100..].iter().all(|&r| r >= 1.0));
 }
@@ -258,7 +388,10 @@ fn floors_too_large_for_a_cap_are_scaled_to_fit() {
 #[should_panic(expected = "nothing is left to optimise")]
 fn floors_above_the_bandwidth_are_refused() {
     let mut arena = Arena::new();
-    arena.push_host(f64::INFINITY, (0..10).map(|_| (1.0, 0.5, Response::BinaryPoisson)));
+    arena.push_host(
+        f64::INFINITY,
+        (0..10).map(|_| (1.0, 0.5, Response::BinaryPoisson)),
+    );
     arena.set_floor(1.0);
     solve(&arena, 5.0, &mut Alone, |_, _, _| {});
 }
@@ -283,7 +416,10 @@ fn exact_floors_versus_the_papers_one_pass_blc_eps() {
         if below > 0 {
             broken += 1;
         } else {
-            assert!(ours <= theirs * (1.0 + 1e-12), "seed {seed}: {ours} vs {theirs}");
+            assert!(
+                ours <= theirs * (1.0 + 1e-12),
+                "seed {seed}: {ours} vs {theirs}"
+            );
             worse += (ours < theirs * (1.0 - 1e-12)) as u32;
         }
         eprintln!("BLC-eps seed {seed}: exact J_b {ours:.9}, one pass {theirs:.9}, one-pass pages under the floor {below}");
@@ -300,17 +436,25 @@ fn rounds_stay_few_for_every_objective_on_web_like_instances() {
             for seed in 0..5 {
                 let mut inst = instance(seed, 20_000, 300, objective, 0.04, 3.0, 0.2);
                 if floor > 0.0 {
-                    inst.arena.set_floor(floor * inst.bandwidth / inst.arena.pages() as f64);
+                    inst.arena
+                        .set_floor(floor * inst.bandwidth / inst.arena.pages() as f64);
                 }
                 let sol = run(&inst);
                 assert_kkt(&inst, &sol);
                 worst = worst.max(sol.rounds);
             }
-            report.push(format!("{}{}: {worst}", objective.name(), if floor > 0.0 { " --floor 0.4" } else { "" }));
+            report.push(format!(
+                "{}{}: {worst}",
+                objective.name(),
+                if floor > 0.0 { " --floor 0.4" } else { "" }
+            ));
             assert!(worst <= 12, "{objective:?} floor {floor}: {worst} rounds");
         }
     }
-    eprintln!("worst rounds over 5 web-like instances: {}", report.join(", "));
+    eprintln!(
+        "worst rounds over 5 web-like instances: {}",
+        report.join(", ")
+    );
 }
 
 /// Whether a violated sum (total spend, or a capped host's spend) is bracketed by the spends at the
@@ -326,11 +470,16 @@ fn unresolvable_in_f64(arena: &Arena, sol: &Solution, bandwidth: f64, violation:
         }
         // or capped hosts that cannot reach their caps in f64 account for the shortfall
         let shortfall: f64 = (0..arena.hosts())
-            .filter(|&h| sol.hosts[h].capped && super::demand::demand(arena, h, down(sol.hosts[h].price)).right >= arena.cap[h])
+            .filter(|&h| {
+                sol.hosts[h].capped
+                    && super::demand::demand(arena, h, down(sol.hosts[h].price)).right
+                        >= arena.cap[h]
+            })
             .map(|h| arena.cap[h] - sol.budgets[h])
             .sum();
         let total: f64 = sol.rates.iter().sum();
-        return shortfall > 0.0 && (bandwidth - total).abs() <= shortfall * (1.0 + 1e-9) + 1e-12 * bandwidth;
+        return shortfall > 0.0
+            && (bandwidth - total).abs() <= shortfall * (1.0 + 1e-9) + 1e-12 * bandwidth;
     }
     if let Some(rest) = violation.strip_prefix("host ") {
         if let Some(h) = rest.split(':').next().and_then(|h| h.parse::<usize>().ok()) {

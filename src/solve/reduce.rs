@@ -13,14 +13,20 @@ pub trait Combine: Sized {
 /// In unit tests and single-threaded use this is [`Alone`]; in the job it is a timely round.
 pub trait AllReduce {
     /// Combines `partial` with every other worker's and returns the total (identical on every worker).
-    fn all_reduce<M: Combine + Serialize + DeserializeOwned + Clone + 'static>(&mut self, partial: M) -> M;
+    fn all_reduce<M: Combine + Serialize + DeserializeOwned + Clone + 'static>(
+        &mut self,
+        partial: M,
+    ) -> M;
 }
 
 /// The all-reduce of a single worker: the partial is already the total.
 pub struct Alone;
 
 impl AllReduce for Alone {
-    fn all_reduce<M: Combine + Serialize + DeserializeOwned + Clone + 'static>(&mut self, partial: M) -> M {
+    fn all_reduce<M: Combine + Serialize + DeserializeOwned + Clone + 'static>(
+        &mut self,
+        partial: M,
+    ) -> M {
         partial
     }
 }

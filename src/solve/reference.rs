@@ -17,8 +17,13 @@ use super::arena::Arena;
 pub fn azar_problem2(importance: &[f64], change_rate: &[f64], bandwidth: f64) -> Vec<f64> {
     let n = importance.len();
     let mut order: Vec<usize> = (0..n).filter(|&i| change_rate[i] > 0.0).collect();
-    order.sort_by(|&a, &b| (importance[a] / change_rate[a]).total_cmp(&(importance[b] / change_rate[b])));
-    let mut t: f64 = order.iter().map(|&i| (importance[i] * change_rate[i]).sqrt()).sum();
+    order.sort_by(|&a, &b| {
+        (importance[a] / change_rate[a]).total_cmp(&(importance[b] / change_rate[b]))
+    });
+    let mut t: f64 = order
+        .iter()
+        .map(|&i| (importance[i] * change_rate[i]).sqrt())
+        .sum();
     let mut s: f64 = order.iter().map(|&i| change_rate[i]).sum();
     let mut first_kept = order.len();
     for (k, &i) in order.iter().enumerate() {
@@ -55,7 +60,9 @@ pub fn azar_problem2(importance: &[f64], change_rate: &[f64], bandwidth: f64) ->
 pub fn azar_problem1(importance: &[f64], change_prob: &[f64]) -> Vec<f64> {
     let n = importance.len();
     let mut order: Vec<usize> = (0..n).filter(|&i| change_prob[i] > 0.0).collect();
-    order.sort_by(|&a, &b| (importance[a] / change_prob[a]).total_cmp(&(importance[b] / change_prob[b])));
+    order.sort_by(|&a, &b| {
+        (importance[a] / change_prob[a]).total_cmp(&(importance[b] / change_prob[b]))
+    });
     let root = |i: usize| (importance[i] * change_prob[i]).sqrt() / (1.0 - change_prob[i]);
     let odds = |i: usize| change_prob[i] / (1.0 - change_prob[i]);
     let mut t: f64 = order.iter().map(|&i| root(i)).sum();
@@ -77,7 +84,11 @@ pub fn azar_problem1(importance: &[f64], change_prob: &[f64]) -> Vec<f64> {
 /// Fixed-interval binary freshness without caps (mu (rho/lambda)(1 - e^(-lambda/rho))) by nested
 /// bisection on the first-order condition alone: no Lambert W, no series, nothing shared with the
 /// production response. Returns (rates, nu).
-pub fn fixed_interval_bisection(importance: &[f64], change_rate: &[f64], bandwidth: f64) -> (Vec<f64>, f64) {
+pub fn fixed_interval_bisection(
+    importance: &[f64],
+    change_rate: &[f64],
+    bandwidth: f64,
+) -> (Vec<f64>, f64) {
     // marginal utility (mu/lambda)(1 - (1+x)e^-x), x = lambda/rho, written with expm1
     let marginal = |i: usize, rho: f64| -> f64 {
         let x = change_rate[i] / rho;
@@ -99,7 +110,9 @@ pub fn fixed_interval_bisection(importance: &[f64], change_rate: &[f64], bandwid
 /// first capped, nu = (sum of the others' W) / (R - sum of the first k caps), and k is the first
 /// count at which the next host fits under its cap. A capped host shares its cap in proportion to w.
 pub fn water_filling(arena: &Arena, weight: impl Fn(usize) -> f64, bandwidth: f64) -> Vec<f64> {
-    let w_host: Vec<f64> = (0..arena.hosts()).map(|h| arena.host_pages(h).map(&weight).sum()).collect();
+    let w_host: Vec<f64> = (0..arena.hosts())
+        .map(|h| arena.host_pages(h).map(&weight).sum())
+        .collect();
     let mut order: Vec<usize> = (0..arena.hosts()).filter(|&h| w_host[h] > 0.0).collect();
     order.sort_by(|&a, &b| (w_host[b] / arena.cap[b]).total_cmp(&(w_host[a] / arena.cap[a])));
     let mut capped_caps = 0.0;
@@ -145,7 +158,12 @@ pub fn water_filling(arena: &Arena, weight: impl Fn(usize) -> f64, bandwidth: f6
 /// bandwidth for it) and may end below the floor, even at 0. revisit's `--floor` instead solves
 /// max J subject to rho >= eps R/|W| exactly (box constraints in the one multiplier search); both
 /// give the same rates when no re-solved page falls under the floor.
-pub fn blc_eps_one_pass(importance: &[f64], change_rate: &[f64], bandwidth: f64, eps: f64) -> Vec<f64> {
+pub fn blc_eps_one_pass(
+    importance: &[f64],
+    change_rate: &[f64],
+    bandwidth: f64,
+    eps: f64,
+) -> Vec<f64> {
     let n = importance.len();
     let floor = eps * bandwidth / n as f64;
     let first = azar_problem2(importance, change_rate, bandwidth);
@@ -170,16 +188,25 @@ pub fn bisection(arena: &Arena, bandwidth: f64) -> (Vec<f64>, Vec<f64>, f64) {
         let (lo, _) = arena.bounds(h, i);
         arena.response[i].rate(arena.page(i), price).max(lo)
     };
-    let host_demand = |h: usize, price: f64| -> f64 { arena.host_pages(h).map(|i| rate(h, i, price)).sum() };
+    let host_demand =
+        |h: usize, price: f64| -> f64 { arena.host_pages(h).map(|i| rate(h, i, price)).sum() };
     let host_price = |h: usize, nu: f64| -> f64 {
         if host_demand(h, nu) <= arena.cap[h] {
             return nu;
         }
         bisect(nu, |p| host_demand(h, p) > arena.cap[h])
     };
-    let spend = |nu: f64| -> f64 { (0..arena.hosts()).map(|h| host_demand(h, nu).min(arena.cap[h])).sum() };
+    let spend = |nu: f64| -> f64 {
+        (0..arena.hosts())
+            .map(|h| host_demand(h, nu).min(arena.cap[h]))
+            .sum()
+    };
     let max_spend = spend(0.0);
-    let nu = if max_spend <= bandwidth { 0.0 } else { bisect(0.0, |p| spend(p) > bandwidth) };
+    let nu = if max_spend <= bandwidth {
+        0.0
+    } else {
+        bisect(0.0, |p| spend(p) > bandwidth)
+    };
     let prices: Vec<f64> = (0..arena.hosts()).map(|h| host_price(h, nu)).collect();
     let mut rates = vec![0.0; arena.pages()];
     for h in 0..arena.hosts() {
@@ -203,7 +230,11 @@ fn bisect(from: f64, above: impl Fn(f64) -> bool) -> f64 {
         lo /= 16.0;
     }
     for _ in 0..200 {
-        let mid = if hi / lo > 4.0 { (lo * hi).sqrt() } else { 0.5 * (lo + hi) };
+        let mid = if hi / lo > 4.0 {
+            (lo * hi).sqrt()
+        } else {
+            0.5 * (lo + hi)
+        };
         if mid <= lo || mid >= hi {
             break;
         }

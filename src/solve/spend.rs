@@ -68,7 +68,11 @@ impl SpendPartial {
         }
         let mut crossing = self.tie_crossing.clone();
         // breakpoints f = room / step, in order (ties of equal breakpoints are interchangeable)
-        crossing.sort_by(|a, b| (a.0 / a.1).total_cmp(&(b.0 / b.1)).then(a.0.total_cmp(&b.0)));
+        crossing.sort_by(|a, b| {
+            (a.0 / a.1)
+                .total_cmp(&(b.0 / b.1))
+                .then(a.0.total_cmp(&b.0))
+        });
         let mut base = ExactSum::new(); // spend at f = 0 plus the saturated hosts' rooms
         base.add(right);
         let mut slope = self.tie_linear.clone(); // d spend / d f of the hosts not yet saturated
@@ -94,7 +98,12 @@ impl SpendPartial {
 
 /// This worker's spend partial at `price` over all hosts of `arena`.
 pub fn spend_partial(arena: &Arena, price: f64) -> SpendPartial {
-    let mut p = SpendPartial { price, next_above: f64::INFINITY, next_below: 0.0, ..Default::default() };
+    let mut p = SpendPartial {
+        price,
+        next_above: f64::INFINITY,
+        next_below: 0.0,
+        ..Default::default()
+    };
     for h in 0..arena.hosts() {
         let cap = arena.cap[h];
         let d = demand(arena, h, price);
@@ -157,7 +166,9 @@ pub fn prelude(arena: &Arena) -> Prelude {
                 continue;
             }
             match response {
-                HarmonicIncomplete | HarmonicComplete | ImportanceProportional => p.inverse_moment.add(mu),
+                HarmonicIncomplete | HarmonicComplete | ImportanceProportional => {
+                    p.inverse_moment.add(mu)
+                }
                 ChangeRateProportional => p.inverse_moment.add(lambda),
                 Uniform => p.inverse_moment.add(1.0),
                 BinaryPoisson | BinaryComplete => {
@@ -170,11 +181,16 @@ pub fn prelude(arena: &Arena) -> Prelude {
                     p.offset_moment.add(lambda / 3.0);
                 }
                 BinaryDiscrete => {
-                    assert!(arena.slot_days > 0.0, "discrete-time pages need the arena's slot_days (1 / bandwidth) set");
+                    assert!(
+                        arena.slot_days > 0.0,
+                        "discrete-time pages need the arena's slot_days (1 / bandwidth) set"
+                    );
                     // the Poisson form with mu' = mu / (1 - Delta), lambda' = Delta / ((1 - Delta) slot)
-                    let (delta, keep) = crate::objective::discrete::slot_change(lambda, arena.slot_days);
+                    let (delta, keep) =
+                        crate::objective::discrete::slot_change(lambda, arena.slot_days);
                     if delta < 1.0 {
-                        p.root_moment.add((mu * delta / arena.slot_days).sqrt() / keep);
+                        p.root_moment
+                            .add((mu * delta / arena.slot_days).sqrt() / keep);
                         p.offset_moment.add(delta / keep / arena.slot_days);
                     }
                 }
@@ -190,9 +206,19 @@ impl Prelude {
     /// A first price: the root of A/theta + B/sqrt(theta) - L = R, the uncapped, unclipped spend of
     /// the inverse (w/theta) and square-root (sqrt(mu lambda/theta) - lambda) families.
     pub fn guess(&self, bandwidth: f64) -> f64 {
-        let (a, b, l) = (self.inverse_moment.value(), self.root_moment.value(), self.offset_moment.value());
+        let (a, b, l) = (
+            self.inverse_moment.value(),
+            self.root_moment.value(),
+            self.offset_moment.value(),
+        );
         let c = bandwidth + l;
-        let s = if a > 0.0 { 2.0 * c / (b + (b * b + 4.0 * a * c).sqrt()) } else if b > 0.0 { c / b } else { 1.0 };
+        let s = if a > 0.0 {
+            2.0 * c / (b + (b * b + 4.0 * a * c).sqrt())
+        } else if b > 0.0 {
+            c / b
+        } else {
+            1.0
+        };
         1.0 / (s * s)
     }
 }

@@ -17,7 +17,15 @@ struct Instance {
 
 /// Random pages on random hosts; `cap_scale` sets caps relative to an even share of the bandwidth
 /// (infinite for no caps), `complete` is the share of complete-observation pages.
-fn instance(seed: u64, pages: usize, hosts: usize, objective: Objective, complete: f64, cap_scale: f64, load: f64) -> Instance {
+fn instance(
+    seed: u64,
+    pages: usize,
+    hosts: usize,
+    objective: Objective,
+    complete: f64,
+    cap_scale: f64,
+    load: f64,
+) -> Instance {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mu_dist = Pareto::new(1.0, 1.3).unwrap();
     let lambda_dist = LogNormal::new(0.3f64.ln(), 1.2).unwrap();
@@ -47,15 +55,33 @@ fn host_prices(sol: &Solution) -> Vec<f64> {
 }
 
 fn assert_kkt(inst: &Instance, sol: &Solution) {
-    let bad = kkt::violations(&inst.arena, &sol.rates, &host_prices(sol), sol.multiplier, inst.bandwidth);
-    assert!(bad.is_empty(), "{} KKT violations, first: {:?}", bad.len(), &bad[..bad.len().min(5)]);
+    let bad = kkt::violations(
+        &inst.arena,
+        &sol.rates,
+        &host_prices(sol),
+        sol.multiplier,
+        inst.bandwidth,
+    );
+    assert!(
+        bad.is_empty(),
+        "{} KKT violations, first: {:?}",
+        bad.len(),
+        &bad[..bad.len().min(5)]
+    );
     let total: f64 = sol.rates.iter().sum();
     if sol.multiplier > 0.0 {
-        assert!(((total - inst.bandwidth) / inst.bandwidth).abs() <= 1e-12, "{total} vs {}", inst.bandwidth);
+        assert!(
+            ((total - inst.bandwidth) / inst.bandwidth).abs() <= 1e-12,
+            "{total} vs {}",
+            inst.bandwidth
+        );
         assert!(((sol.bandwidth_used - inst.bandwidth) / inst.bandwidth).abs() <= 1e-12);
     }
     for (h, budget) in sol.budgets.iter().enumerate() {
-        assert!(*budget <= inst.arena.cap[h] * (1.0 + 1e-9), "host {h} over its cap");
+        assert!(
+            *budget <= inst.arena.cap[h] * (1.0 + 1e-9),
+            "host {h} over its cap"
+        );
     }
 }
 
@@ -64,7 +90,11 @@ fn binary_without_caps_equals_azar_algorithm_2() {
     for seed in 0..20 {
         let inst = instance(seed, 2000, 50, Objective::Binary, 0.0, f64::INFINITY, 0.2);
         let sol = run(&inst);
-        let reference = reference::azar_problem2(&inst.arena.importance, &inst.arena.change_rate, inst.bandwidth);
+        let reference = reference::azar_problem2(
+            &inst.arena.importance,
+            &inst.arena.change_rate,
+            inst.bandwidth,
+        );
         for i in 0..inst.arena.pages() {
             // rho = sqrt(mu lambda / theta) - lambda: the error of the square root is relative to
             // rho + lambda, and that is how much a rate can be trusted in any f64 computation.
@@ -89,7 +119,11 @@ fn harmonic_without_caps_equals_the_closed_form() {
         let inst = instance(seed, 2000, 50, Objective::Harmonic, 0.0, f64::INFINITY, 0.2);
         let sol = run(&inst);
         let (rates, _, nu) = reference::bisection(&inst.arena, inst.bandwidth);
-        assert!(((sol.multiplier - nu) / nu).abs() < 1e-12, "{} vs {nu}", sol.multiplier);
+        assert!(
+            ((sol.multiplier - nu) / nu).abs() < 1e-12,
+            "{} vs {nu}",
+            sol.multiplier
+        );
         for i in 0..rates.len() {
             assert!(((sol.rates[i] - rates[i]) / rates[i]).abs() < 1e-12);
         }
@@ -100,19 +134,38 @@ fn harmonic_without_caps_equals_the_closed_form() {
 
 #[test]
 fn mixed_observability_with_caps_equals_brute_force() {
-    for (seed, objective) in (0..30).map(|s| (s, if s % 2 == 0 { Objective::Harmonic } else { Objective::Binary })) {
+    for (seed, objective) in (0..30).map(|s| {
+        (
+            s,
+            if s % 2 == 0 {
+                Objective::Harmonic
+            } else {
+                Objective::Binary
+            },
+        )
+    }) {
         let inst = instance(seed, 1500, 40, objective, 0.1, 1.0, 0.3);
         let sol = run(&inst);
         assert_kkt(&inst, &sol);
         let capped = sol.hosts.iter().filter(|h| h.capped).count();
-        assert!(capped > 0, "seed {seed}: the instance should have binding caps");
+        assert!(
+            capped > 0,
+            "seed {seed}: the instance should have binding caps"
+        );
         if objective == Objective::Harmonic {
             // continuous responses: the brute force is unique and comparable page by page
             let (rates, _, nu) = reference::bisection(&inst.arena, inst.bandwidth);
-            assert!((sol.multiplier - nu).abs() <= 1e-10 * nu, "seed {seed}: {} vs {nu}", sol.multiplier);
+            assert!(
+                (sol.multiplier - nu).abs() <= 1e-10 * nu,
+                "seed {seed}: {} vs {nu}",
+                sol.multiplier
+            );
             for i in 0..rates.len() {
                 let scale = rates[i].max(1e-300);
-                assert!(((sol.rates[i] - rates[i]) / scale).abs() < 1e-10, "seed {seed} page {i}");
+                assert!(
+                    ((sol.rates[i] - rates[i]) / scale).abs() < 1e-10,
+                    "seed {seed} page {i}"
+                );
             }
         }
     }
@@ -150,7 +203,9 @@ fn all_complete_binary_is_a_fractional_knapsack() {
         let sol = run(&inst);
         let a = &inst.arena;
         let mut order: Vec<usize> = (0..a.pages()).collect();
-        order.sort_by(|&x, &y| (a.importance[y] / a.change_rate[y]).total_cmp(&(a.importance[x] / a.change_rate[x])));
+        order.sort_by(|&x, &y| {
+            (a.importance[y] / a.change_rate[y]).total_cmp(&(a.importance[x] / a.change_rate[x]))
+        });
         let mut left = inst.bandwidth;
         let mut want = vec![0.0; a.pages()];
         for i in order {
@@ -158,7 +213,12 @@ fn all_complete_binary_is_a_fractional_knapsack() {
             left -= want[i];
         }
         for i in 0..a.pages() {
-            assert!((sol.rates[i] - want[i]).abs() <= 1e-12 * inst.bandwidth, "seed {seed} page {i}: {} vs {}", sol.rates[i], want[i]);
+            assert!(
+                (sol.rates[i] - want[i]).abs() <= 1e-12 * inst.bandwidth,
+                "seed {seed} page {i}: {} vs {}",
+                sol.rates[i],
+                want[i]
+            );
         }
         assert_kkt(&inst, &sol);
     }
@@ -171,9 +231,13 @@ fn rounds_stay_few_on_web_like_instances() {
         for objective in [Objective::Harmonic, Objective::Binary] {
             let inst = instance(seed, 20_000, 300, objective, 0.04, 3.0, 0.2);
             let mut trace = Vec::new();
-            let sol = solve(&inst.arena, inst.bandwidth, &mut Alone, |r, p, gap| trace.push((r, p, gap)));
+            let sol = solve(&inst.arena, inst.bandwidth, &mut Alone, |r, p, gap| {
+                trace.push((r, p, gap))
+            });
             assert_kkt(&inst, &sol);
-            if sol.rounds > 8 { eprintln!("{objective:?} seed {seed}: {trace:?}"); }
+            if sol.rounds > 8 {
+                eprintln!("{objective:?} seed {seed}: {trace:?}");
+            }
             worst = worst.max(sol.rounds);
         }
     }

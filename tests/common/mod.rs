@@ -19,7 +19,10 @@ pub const TIMEOUT: Duration = Duration::from_secs(120);
 
 pub fn command(args: &[&str]) -> Command {
     let mut c = Command::new(BIN);
-    c.args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).env_remove("REVISIT_FAIL_AT");
+    c.args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env_remove("REVISIT_FAIL_AT");
     c
 }
 
@@ -33,7 +36,10 @@ pub fn wait(mut child: Child, timeout: Duration) -> Output {
         if start.elapsed() > timeout {
             child.kill().ok();
             let out = child.wait_with_output().expect("collecting output");
-            panic!("revisit hung for {timeout:?}; stderr:\n{}", String::from_utf8_lossy(&out.stderr));
+            panic!(
+                "revisit hung for {timeout:?}; stderr:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -47,7 +53,11 @@ pub fn run(args: &[&str]) -> Output {
 /// Runs revisit and asserts success.
 pub fn run_ok(args: &[&str]) -> Output {
     let out = run(args);
-    assert!(out.status.success(), "revisit {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "revisit {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out
 }
 
@@ -62,14 +72,22 @@ pub fn gen(dir: &Path, urls: u64, hosts: u64, extra: &[&str]) {
 
 /// Free TCP ports on the loopback interface (bound then released).
 pub fn free_ports(n: usize) -> Vec<u16> {
-    let listeners: Vec<_> = (0..n).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
-    listeners.iter().map(|l| l.local_addr().unwrap().port()).collect()
+    let listeners: Vec<_> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    listeners
+        .iter()
+        .map(|l| l.local_addr().unwrap().port())
+        .collect()
 }
 
 /// Writes a hostfile for `n` processes on fresh local ports.
 pub fn hostfile(dir: &Path, n: usize) -> PathBuf {
     let path = dir.join("hostfile");
-    let lines: Vec<String> = free_ports(n).iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    let lines: Vec<String> = free_ports(n)
+        .iter()
+        .map(|p| format!("127.0.0.1:{p}"))
+        .collect();
     std::fs::write(&path, lines.join("\n")).unwrap();
     path
 }
@@ -80,7 +98,14 @@ pub fn run_cluster(n: usize, dir: &Path, args: &[&str], env: &[(&str, &str)]) ->
     let children: Vec<Child> = (0..n)
         .map(|p| {
             let mut c = command(args);
-            c.args(["-n", &n.to_string(), "-p", &p.to_string(), "--hostfile", hf.to_str().unwrap()]);
+            c.args([
+                "-n",
+                &n.to_string(),
+                "-p",
+                &p.to_string(),
+                "--hostfile",
+                hf.to_str().unwrap(),
+            ]);
             for (k, v) in env {
                 c.env(k, v);
             }
@@ -93,7 +118,10 @@ pub fn run_cluster(n: usize, dir: &Path, args: &[&str], env: &[(&str, &str)]) ->
 /// All record batches of a Parquet file.
 pub fn read_parquet(path: &Path) -> Vec<RecordBatch> {
     let f = File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let reader = ParquetRecordBatchReaderBuilder::try_new(f).unwrap().build().unwrap();
+    let reader = ParquetRecordBatchReaderBuilder::try_new(f)
+        .unwrap()
+        .build()
+        .unwrap();
     reader.map(|b| b.unwrap()).collect()
 }
 
@@ -114,7 +142,10 @@ pub struct RateRow {
 /// Every rates row of an output folder, with its crawler from the partition folder name.
 pub fn read_rates(out: &Path) -> Vec<RateRow> {
     let mut rows = Vec::new();
-    let mut dirs: Vec<_> = std::fs::read_dir(out.join("rates")).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut dirs: Vec<_> = std::fs::read_dir(out.join("rates"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     dirs.sort();
     for dir in dirs {
         let name = dir.file_name().unwrap().to_str().unwrap().to_owned();
@@ -122,9 +153,21 @@ pub fn read_rates(out: &Path) -> Vec<RateRow> {
         for file in std::fs::read_dir(&dir).unwrap() {
             for b in read_parquet(&file.unwrap().path()) {
                 let s = |c: &str| b.column_by_name(c).unwrap().as_string::<i32>().clone();
-                let f = |c: &str| b.column_by_name(c).unwrap().as_primitive::<Float64Type>().clone();
+                let f = |c: &str| {
+                    b.column_by_name(c)
+                        .unwrap()
+                        .as_primitive::<Float64Type>()
+                        .clone()
+                };
                 let t = |c: &str| b.column_by_name(c).unwrap().as_boolean().clone();
-                let (url, host, mu, lambda, rate, prob) = (s("url"), s("host"), f("importance"), f("change_rate"), f("crawl_rate"), f("crawl_probability"));
+                let (url, host, mu, lambda, rate, prob) = (
+                    s("url"),
+                    s("host"),
+                    f("importance"),
+                    f("change_rate"),
+                    f("crawl_rate"),
+                    f("crawl_probability"),
+                );
                 let (complete, capped) = (t("complete_obs"), t("host_capped"));
                 for i in 0..b.num_rows() {
                     rows.push(RateRow {
@@ -161,8 +204,17 @@ pub fn read_hosts(out: &Path) -> BTreeMap<String, HostRow> {
     let mut rows = BTreeMap::new();
     for b in read_parquet(&out.join("hosts/part-00000.parquet")) {
         let host = b.column_by_name("host").unwrap().as_string::<i32>().clone();
-        let crawler = b.column_by_name("crawler").unwrap().as_primitive::<Int32Type>().clone();
-        let f = |c: &str| b.column_by_name(c).unwrap().as_primitive::<Float64Type>().clone();
+        let crawler = b
+            .column_by_name("crawler")
+            .unwrap()
+            .as_primitive::<Int32Type>()
+            .clone();
+        let f = |c: &str| {
+            b.column_by_name(c)
+                .unwrap()
+                .as_primitive::<Float64Type>()
+                .clone()
+        };
         let capped = b.column_by_name("capped").unwrap().as_boolean().clone();
         let (cap, demand, budget, mult) = (f("cap"), f("demand"), f("budget"), f("multiplier"));
         for i in 0..b.num_rows() {
@@ -188,10 +240,19 @@ pub fn read_rejected(out: &Path) -> Vec<(String, i64, String, String)> {
     let mut rows = Vec::new();
     for b in read_parquet(&out.join("rejected/part-00000.parquet")) {
         let s = |c: &str| b.column_by_name(c).unwrap().as_string::<i32>().clone();
-        let row = b.column_by_name("row").unwrap().as_primitive::<Int64Type>().clone();
+        let row = b
+            .column_by_name("row")
+            .unwrap()
+            .as_primitive::<Int64Type>()
+            .clone();
         let (file, reason, column) = (s("file"), s("reason"), s("column"));
         for i in 0..b.num_rows() {
-            rows.push((file.value(i).to_owned(), row.value(i), reason.value(i).to_owned(), column.value(i).to_owned()));
+            rows.push((
+                file.value(i).to_owned(),
+                row.value(i),
+                reason.value(i).to_owned(),
+                column.value(i).to_owned(),
+            ));
         }
     }
     rows
@@ -211,13 +272,18 @@ pub fn table_bytes(out: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 fn collect(dir: &Path, root: &Path, files: &mut BTreeMap<String, Vec<u8>>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in entries {
         let p = e.unwrap().path();
         if p.is_dir() {
             collect(&p, root, files);
         } else {
-            files.insert(p.strip_prefix(root).unwrap().display().to_string(), std::fs::read(&p).unwrap());
+            files.insert(
+                p.strip_prefix(root).unwrap().display().to_string(),
+                std::fs::read(&p).unwrap(),
+            );
         }
     }
 }
