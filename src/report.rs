@@ -53,6 +53,11 @@ pub struct Summary {
     pub cost_harmonic: Option<f64>,
     /// Binary staleness J_b summed over URLs.
     pub cost_binary: f64,
+    /// The run's own objective as a cost, summed over URLs, for the exact objectives (harmonic, binary:
+    /// equal to the two above; binary-fixed: fixed-interval staleness sum mu (1 - (1 - e^-x)/x), whose
+    /// complement sum mu - cost is Frontera's value; binary-discrete: per-slot staleness). Null for
+    /// the approximation and the baselines (compare them by the two costs above), or when infinite.
+    pub cost_objective: Option<f64>,
     /// URLs with change_rate > 0 that get no crawls (infinite harmonic cost each).
     pub urls_starved: u64,
     pub rows_in: u64,
@@ -118,6 +123,9 @@ impl Summary {
             "  crawlers: {}, max/mean load {:.4}\n",
             self.crawlers, self.crawler_load_max_over_mean
         );
+        if let Some(c) = self.cost_objective {
+            s += &format!("  cost of the {} objective: {c:.6}\n", self.objective);
+        }
         if let Some(r) = &self.recommended_crawlers {
             s += &format!(
                 "  indexer ({} pages/day, buffer {}): the static model recommends {} crawlers at {:.1} pages/day each (cost {:.6})\n",

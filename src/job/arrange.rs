@@ -35,6 +35,9 @@ pub fn route(host: &[u8], peers: usize) -> u32 {
 /// the output needs (URL text, observability, origin, host names). The received batches are gone.
 pub struct Arranged {
     pub arena: Arena,
+    /// The importance column as read, when the solver's importance differs from it
+    /// (`--value-per-change`); empty otherwise.
+    pub input_importance: Vec<f64>,
     /// URL bytes of every page, back to back, in arena order.
     pub url_text: Vec<u8>,
     /// End of each page's URL in `url_text`.
@@ -101,7 +104,27 @@ fn host_key128(host: &[u8]) -> u128 {
     xxh3_128_with_seed(host, HOST_KEY_SEED)
 }
 
-/// Arranges `batches` for `objective`, with per-host delays and the default delay.
+/// How the solver reads the rows: the objective, and whether `importance` is a value per change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reading {
+    pub objective: Objective,
+    /// The importance column is Frontera's w, the value of a new version: mu = w x change_rate.
+    pub value_per_change: bool,
+}
+
+impl Reading {
+    /// The solver's importance mu of a row.
+    #[inline]
+    pub fn importance(self, importance: f64, change_rate: f64) -> f64 {
+        if self.value_per_change {
+            importance * change_rate
+        } else {
+            importance
+        }
+    }
+}
+
+/// Arranges `batches` for `reading`, with per-host delays and the default delay.
 ///
 /// Rows are scattered into their canonical positions batch by batch, and each batch is freed once
 /// copied: the sorted store is written while the unsorted one shrinks, so memory stays near one copy,
@@ -111,7 +134,7 @@ pub fn arrange(
     mut batches: Vec<RowBatch>,
     delays: &HostDelays,
     default_delay: Seconds,
-    objective: Objective,
+    reading: Reading,
 ) -> Arranged {
     let keys = canonical_order(&batches);
     let mut dest: Vec<Vec<u32>> = batches.iter().map(|b| vec![u32::MAX; b.len()]).collect();
@@ -188,19 +211,29 @@ pub fn arrange(
         *batch = RowBatch::default(); // free this batch now
         dest[b] = Vec::new();
     }
-    let importance: Vec<f64> = records.iter().map(|r| r.0).collect();
+    let importance: Vec<f64> = records
+        .iter()
+        .map(|r| reading.importance(r.0, r.1))
+        .collect();
+    // the input's own importance, for the output, where the solver reads it differently
+    let input_importance: Vec<f64> = if reading.value_per_change {
+        records.iter().map(|r| r.0).collect()
+    } else {
+        Vec::new()
+    };
     let change_rate: Vec<f64> = records.iter().map(|r| r.1).collect();
     let origin: Vec<Origin> = records.iter().map(|r| r.2).collect();
     let complete_obs: Vec<bool> = records.iter().map(|r| r.3).collect();
     let response: Vec<Response> = complete_obs
         .iter()
-        .map(|&c| Response::of(objective, c))
+        .map(|&c| Response::of(reading.objective, c))
         .collect();
     drop(records);
     arena.importance = importance;
     arena.change_rate = change_rate;
     arena.response = response;
     Arranged {
+        input_importance,
         arena,
         url_text,
         url_end,

@@ -33,9 +33,22 @@ pub struct RunArgs {
     #[arg(long, value_name = "MULTIPLE")]
     pub bandwidth_fraction: Option<f64>,
     /// What "fresh" means: harmonic (staleness grows with every missed change; LambdaCrawl,
-    /// NeurIPS'19) or binary (fraction of time pages are fresh; Azar et al., PNAS'18).
+    /// NeurIPS'19), binary (fraction of time pages are fresh with Poisson crawls; Azar et al.,
+    /// PNAS'18), binary-fixed (the same with evenly spaced crawls; Cho & Garcia-Molina, Frontera),
+    /// binary-discrete (one fetch per time slot; PNAS'18 Problem 1), harmonic-approx (rates
+    /// proportional to importance; NeurIPS'19 Prop. 9), or a baseline: uniform, change-rate,
+    /// importance (proportional rates; a capped host keeps its cap and the rest is re-shared).
     #[arg(long, value_enum, default_value_t = Objective::Harmonic)]
     pub objective: Objective,
+    /// Non-starvation floor (BLC-eps, NeurIPS'19 supplement): every page that changes gets at least
+    /// EPS x bandwidth / pages fetches per day (less where its host's cap cannot hold all floors);
+    /// the objective is then optimised exactly above the floors. EPS in [0, 1).
+    #[arg(long, default_value_t = 0.0, value_name = "EPS")]
+    pub floor: f64,
+    /// Read `importance` as the value w of finding a new version, so a page is worth w x change_rate
+    /// per unit of freshness: with binary-fixed this is Frontera's objective sum f w (1 - e^(-lambda/f)).
+    #[arg(long)]
+    pub value_per_change: bool,
     /// Politeness: minimum seconds between two requests to one host, for hosts not in --hosts. A
     /// host's cap is horizon / min_delay fetches per horizon.
     #[arg(long, default_value_t = 15.0, value_name = "SECONDS")]
@@ -113,6 +126,13 @@ impl RunArgs {
         }
         if self.crawlers == 0 {
             bail!("--crawlers must be at least 1");
+        }
+        if !(self.floor >= 0.0 && self.floor < 1.0) {
+            bail!(
+                "--floor must be in [0, 1): it is the share of the bandwidth spread evenly as floors, got {} \
+                 (--objective uniform is the policy of a floor of 1)",
+                self.floor
+            );
         }
         if let Some(mu) = self.index_rate {
             if !(mu.is_finite() && mu > 0.0) {

@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use timely::worker::Worker;
 
-use super::arrange::{arrange, route};
+use super::arrange::{arrange, route, Reading};
 use super::channel::{Reducer, Shuffle};
 use super::config::{RunArgs, DEFAULT_BANDWIDTH_FRACTION};
 use super::output::{write_hosts, write_rates, write_rejected, HostRow};
@@ -135,7 +135,11 @@ pub fn run_worker(
         received.iter().map(|b| b.text.len()).sum::<usize>() >> 20,
         received.iter().map(|b| b.text.capacity()).sum::<usize>() >> 20
     ));
-    let arranged = arrange(received, &delays, Seconds(args.min_delay_s), args.objective);
+    let reading = Reading {
+        objective: args.objective,
+        value_per_change: args.value_per_change,
+    };
+    let mut arranged = arrange(received, &delays, Seconds(args.min_delay_s), reading);
     let counts = reducer.all_reduce(Counts {
         pages: arranged.arena.pages() as u64,
         duplicates: arranged.duplicates.len() as u64,
@@ -165,7 +169,13 @@ pub fn run_worker(
         status.rejected.iter().sum::<u64>() + counts.duplicates
     ));
 
-    // Solve.
+    // Solve. One fetch per slot of the discrete-time model; BLC-eps floors eps R / |W| (DESIGN §2 box).
+    arranged.arena.slot_days = 1.0 / bandwidth;
+    if args.floor > 0.0 {
+        arranged
+            .arena
+            .set_floor(args.floor * bandwidth / counts.pages as f64);
+    }
     fail_point("solve", index);
     let solution = solve(
         &arranged.arena,
@@ -216,12 +226,16 @@ pub fn run_worker(
         let hp = solution.hosts[h];
         for i in arena.host_pages(h) {
             let rate = solution.rates[i];
+            // the page's own observability: the baselines' responses ignore it, the costs must not
             costs.add(
                 arena.importance[i],
                 arena.change_rate[i],
                 rate,
-                arena.response[i].complete_obs(),
+                arranged.complete_obs[i],
             );
+            costs
+                .objective
+                .add(arena.response[i].cost(arena.page(i), rate));
         }
         host_rows.push(HostRow {
             host: arranged.host_names[h].clone(),
@@ -267,7 +281,12 @@ pub fn run_worker(
                 for i in arena.host_pages(h) {
                     let rate = solution.rates[i];
                     if rate > 0.0 {
-                        let (mu, lambda) = (arena.importance[i], arena.change_rate[i]);
+                        let mu = arranged
+                            .input_importance
+                            .get(i)
+                            .copied()
+                            .unwrap_or(arena.importance[i]);
+                        let lambda = arena.change_rate[i];
                         let (url, complete, origin) = (
                             arranged.url_bytes(i),
                             arranged.complete_obs[i],
@@ -367,6 +386,8 @@ pub fn run_worker(
         crawlers: args.crawlers,
         cost_harmonic: Some(c.harmonic.value()).filter(|v| v.is_finite()),
         cost_binary: c.binary.value(),
+        cost_objective: Some(c.objective.value())
+            .filter(|v| v.is_finite() && args.objective.is_exact()),
         urls_starved: c.starved,
         rows_in: status.rows,
         rows_scheduled: c.scheduled,
@@ -521,6 +542,11 @@ fn file_metadata(args: &RunArgs, multiplier: f64, bandwidth: f64) -> Vec<(String
         ("revisit.bandwidth_per_day".into(), format!("{bandwidth}")),
         ("revisit.horizon_s".into(), format!("{}", args.horizon_s)),
         ("revisit.crawlers".into(), format!("{}", args.crawlers)),
+        ("revisit.floor_eps".into(), format!("{}", args.floor)),
+        (
+            "revisit.value_per_change".into(),
+            format!("{}", args.value_per_change),
+        ),
         ("revisit.units.rates".into(), schema::RATES_UNITS.into()),
         ("revisit.units.hosts".into(), schema::HOSTS_UNITS.into()),
     ]
@@ -628,6 +654,8 @@ impl Combine for RunId {
 
 #[derive(Clone, Default, Serialize, Deserialize)]
 struct Costs {
+    /// The run's own objective as a cost ([`crate::objective::Response::cost`]).
+    objective: ExactSum,
     harmonic: ExactSum,
     binary: ExactSum,
     starved: u64,
@@ -649,6 +677,7 @@ impl Costs {
 
 impl Combine for Costs {
     fn combine(&mut self, o: Self) {
+        self.objective.merge(&o.objective);
         self.harmonic.merge(&o.harmonic);
         self.binary.merge(&o.binary);
         self.starved += o.starved;

@@ -25,9 +25,9 @@ pub struct Demand {
     pub next_below: f64,
 }
 
-/// Demand of pages `range` of the arena at `price`, summed in page order (deterministic).
+/// Demand of host `h`'s pages at `price`, each within its box, summed in page order (deterministic).
 #[inline]
-pub fn demand(arena: &Arena, range: std::ops::Range<usize>, price: f64) -> Demand {
+pub fn demand(arena: &Arena, h: usize, price: f64) -> Demand {
     let mut d = Demand {
         right: 0.0,
         left: 0.0,
@@ -37,41 +37,57 @@ pub fn demand(arena: &Arena, range: std::ops::Range<usize>, price: f64) -> Deman
     };
     let (window_lo, window_hi) = (price / (1.0 + STEP_WINDOW), price * (1.0 + STEP_WINDOW));
     let step_density = 1.0 / (window_hi - window_lo);
-    for i in range {
-        let (mu, lambda, response) = (arena.importance[i], arena.change_rate[i], arena.response[i]);
-        match response.jump(mu, lambda) {
-            None => {
-                let r = response.rate(mu, lambda, price);
-                d.right += r;
-                d.left += r;
-                d.slope += response.slope(mu, lambda, price, r);
+    let floor = arena.host_floor(h);
+    for i in arena.host_pages(h) {
+        let (page, response) = (arena.page(i), arena.response[i]);
+        // the floor of the box; the families clip at their own hi already
+        let lo = if floor > 0.0 {
+            floor.min(response.upper(page))
+        } else {
+            0.0
+        };
+        let r = response.rate(page, price);
+        let jump = response.jump(page);
+        d.right += r.max(lo);
+        d.left += if jump.is_some() {
+            response.rate_left(page, price).max(lo)
+        } else {
+            r.max(lo)
+        };
+        if r > lo {
+            d.slope += response.slope(page, price, r); // the continuous part (0 for pure steps)
+        }
+        // a jump the floor does not swallow
+        let step = jump.filter(|&step| {
+            response.rate_left(page, step).max(lo) > response.rate(page, step).max(lo)
+        });
+        if let Some(step) = step {
+            if step > price {
+                d.next_above = d.next_above.min(step);
+            } else if step < price {
+                d.next_below = d.next_below.max(step);
             }
-            Some(step) => {
-                d.right += response.rate(mu, lambda, price);
-                d.left += response.rate_left(mu, lambda, price);
-                if step > price {
-                    d.next_above = d.next_above.min(step);
-                } else if step < price {
-                    d.next_below = d.next_below.max(step);
-                }
-                if step > window_lo && step < window_hi {
-                    // the step's size spread over the window: the staircase's average slope
-                    d.slope -= response.rate_left(mu, lambda, step) * step_density;
-                }
+            if step > window_lo && step < window_hi {
+                // the step's size spread over the window: the staircase's average slope
+                let size =
+                    response.rate_left(page, step).max(lo) - response.rate(page, step).max(lo);
+                d.slope -= size * step_density;
             }
         }
     }
     d
 }
 
-/// The rate of one page at its host's price, with `fill` of the step at exactly that price taken.
+/// The rate of page `i` of host `h` at the host's price, with `fill` of the step at exactly that
+/// price taken, within the page's box.
 #[inline]
-pub fn page_rate(arena: &Arena, i: usize, price: f64, fill: f64) -> f64 {
-    let (mu, lambda, response) = (arena.importance[i], arena.change_rate[i], arena.response[i]);
-    let right = response.rate(mu, lambda, price);
-    match response.jump(mu, lambda) {
+pub fn page_rate(arena: &Arena, h: usize, i: usize, price: f64, fill: f64) -> f64 {
+    let (page, response) = (arena.page(i), arena.response[i]);
+    let (lo, _) = arena.bounds(h, i);
+    let right = response.rate(page, price).max(lo);
+    match response.jump(page) {
         Some(step) if step == price && fill > 0.0 => {
-            right + fill * (response.rate_left(mu, lambda, price) - right)
+            right + fill * (response.rate_left(page, price).max(lo) - right)
         }
         _ => right,
     }

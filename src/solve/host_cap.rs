@@ -23,8 +23,7 @@ pub struct HostPrice {
 /// Prices host `h` given the global multiplier `nu` and the global step share `fill`.
 pub fn price_host(arena: &Arena, h: usize, nu: f64, fill: f64) -> HostPrice {
     let cap = arena.cap[h];
-    let range = arena.host_pages(h);
-    let d = demand(arena, range.clone(), nu);
+    let d = demand(arena, h, nu);
     let at_nu = d.right + fill * (d.left - d.right);
     if at_nu <= cap {
         return HostPrice {
@@ -36,7 +35,7 @@ pub fn price_host(arena: &Arena, h: usize, nu: f64, fill: f64) -> HostPrice {
         };
     }
     let observe = |price: f64| {
-        let d = demand(arena, range.clone(), price);
+        let d = demand(arena, h, price);
         Observation {
             price,
             right: d.right,

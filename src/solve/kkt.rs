@@ -23,29 +23,23 @@ pub fn violations(
         let cap = arena.cap[h];
         let mut spend = 0.0;
         for i in arena.host_pages(h) {
-            let (mu, lambda, response) =
-                (arena.importance[i], arena.change_rate[i], arena.response[i]);
+            let (page, response) = (arena.page(i), arena.response[i]);
+            let (lo, hi) = arena.bounds(h, i);
             let r = rates[i];
             spend += r;
-            let upper = if lambda > 0.0 {
-                response.upper(lambda)
-            } else {
-                0.0
-            };
-            if !(r >= 0.0 && r <= upper * (1.0 + tol)) {
-                bad.push(format!("page {i}: rate {r} outside [0, {upper}]"));
+            if !(r >= lo * (1.0 - tol) && r <= hi * (1.0 + tol)) {
+                bad.push(format!("page {i}: rate {r} outside [{lo}, {hi}]"));
                 continue;
             }
-            if lambda == 0.0 {
-                continue;
+            if hi <= lo {
+                continue; // a fixed rate: nothing to choose
             }
-            let marginal = response.marginal(mu, lambda, r);
-            let at_upper = r >= upper * (1.0 - tol);
-            if r == 0.0 {
+            let marginal = response.marginal(page, r);
+            let at_lower = r <= lo * (1.0 + tol);
+            let at_upper = r >= hi * (1.0 - tol);
+            if at_lower {
                 if marginal > theta * (1.0 + tol) {
-                    bad.push(format!(
-                        "page {i}: starved with marginal utility {marginal} > price {theta}"
-                    ));
+                    bad.push(format!("page {i}: at its floor {lo} with marginal utility {marginal} > price {theta}"));
                 }
             } else if at_upper {
                 if marginal < theta * (1.0 - tol) {

@@ -5,6 +5,7 @@
 
 pub mod arena;
 pub mod demand;
+pub mod frontera;
 pub mod host_cap;
 pub mod kkt;
 pub mod multiplier;
@@ -65,6 +66,11 @@ pub fn solve<R: AllReduce>(
 ) -> Solution {
     let pre = reduce.all_reduce(spend::prelude(arena));
     let max_spend = pre.max_spend.value();
+    let min_spend = pre.min_spend.value();
+    assert!(
+        min_spend < bandwidth,
+        "the floors take {min_spend} of the {bandwidth} fetches per day: nothing is left to optimise (keep eps < 1)"
+    );
     let (mut search, mut next) = MultiplierSearch::new(bandwidth, max_spend, pre.guess(bandwidth));
     let (multiplier, fill) = loop {
         match next {
@@ -93,7 +99,7 @@ pub fn solve<R: AllReduce>(
     for (h, hp) in hosts.iter().enumerate() {
         let mut budget = 0.0;
         for i in arena.host_pages(h) {
-            let r = page_rate(arena, i, hp.price, hp.fill);
+            let r = page_rate(arena, h, i, hp.price, hp.fill);
             rates.push(r);
             budget += r;
             used.add(r);
@@ -113,5 +119,7 @@ pub fn solve<R: AllReduce>(
     }
 }
 
+#[cfg(test)]
+mod objectives_tests;
 #[cfg(test)]
 mod tests;

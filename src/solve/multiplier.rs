@@ -139,7 +139,19 @@ impl MultiplierSearch {
         self.prev = self.latest;
         self.latest = Some((o.price, value));
         self.gaps = [self.gaps[1], self.gaps[2], (value / t).ln().abs()];
-        Next::Evaluate(self.candidate())
+        let next = self.candidate();
+        if next == o.price {
+            // The bracket is down to at most one float inside and this price was just evaluated:
+            // probe the float left inside, if any; else spend jumps past the target between two
+            // neighbouring prices with no step to split (a response steeper than f64 resolves), and
+            // evaluating again would return the same: stop here.
+            let inside = next_up(self.lo.price);
+            if self.lo.price > 0.0 && inside < self.hi.price && inside != o.price {
+                return Next::Evaluate(inside);
+            }
+            return Next::Converged(o);
+        }
+        Next::Evaluate(next)
     }
 
     fn candidate(&mut self) -> f64 {

@@ -106,7 +106,7 @@ pub fn spend_partial(arena: &Arena, price: f64) -> SpendPartial {
     };
     for h in 0..arena.hosts() {
         let cap = arena.cap[h];
-        let d = demand(arena, arena.host_pages(h), price);
+        let d = demand(arena, h, price);
         p.right.add(cap.min(d.right));
         p.left.add(cap.min(d.left));
         if d.right < cap {
@@ -130,17 +130,20 @@ pub fn spend_partial(arena: &Arena, price: f64) -> SpendPartial {
 pub struct Prelude {
     /// sum_h min(C_h, D_h(0+)): the spend at price zero (may be +inf).
     pub max_spend: ExactSum,
-    /// sum of mu over pages whose response behaves like mu/theta (harmonic families).
+    /// sum_h min(C_h, sum of the floors): the spend at an infinite price (0 without floors).
+    pub min_spend: ExactSum,
+    /// sum of w over pages whose response behaves like w/theta (harmonic and proportional families).
     pub inverse_moment: ExactSum,
-    /// sum of sqrt(mu lambda) over pages whose response behaves like sqrt(mu lambda/theta) - lambda.
+    /// sum of a over pages whose response behaves like a/sqrt(theta) - b (binary families).
     pub root_moment: ExactSum,
-    /// sum of lambda over the same pages.
+    /// sum of b over the same pages.
     pub offset_moment: ExactSum,
 }
 
 impl Combine for Prelude {
     fn combine(&mut self, other: Self) {
         self.max_spend.merge(&other.max_spend);
+        self.min_spend.merge(&other.min_spend);
         self.inverse_moment.merge(&other.inverse_moment);
         self.root_moment.merge(&other.root_moment);
         self.offset_moment.merge(&other.offset_moment);
@@ -152,32 +155,56 @@ pub fn prelude(arena: &Arena) -> Prelude {
     use crate::objective::Response::*;
     let mut p = Prelude::default();
     for h in 0..arena.hosts() {
-        let range = arena.host_pages(h);
-        let mut max_demand = 0.0;
-        for i in range {
-            let (mu, lambda, response) =
-                (arena.importance[i], arena.change_rate[i], arena.response[i]);
-            max_demand += if lambda > 0.0 {
-                response.upper(lambda)
-            } else {
-                0.0
-            };
+        let (mut max_demand, mut min_demand) = (0.0, 0.0);
+        for i in arena.host_pages(h) {
+            let (page, response) = (arena.page(i), arena.response[i]);
+            let (mu, lambda) = (page.importance, page.change_rate);
+            let (lo, hi) = arena.bounds(h, i);
+            max_demand += hi;
+            min_demand += lo;
+            if hi <= 0.0 {
+                continue;
+            }
             match response {
-                HarmonicIncomplete | HarmonicComplete => p.inverse_moment.add(mu),
+                HarmonicIncomplete | HarmonicComplete | ImportanceProportional => {
+                    p.inverse_moment.add(mu)
+                }
+                ChangeRateProportional => p.inverse_moment.add(lambda),
+                Uniform => p.inverse_moment.add(1.0),
                 BinaryPoisson | BinaryComplete => {
                     p.root_moment.add((mu * lambda).sqrt());
                     p.offset_moment.add(lambda);
                 }
+                FixedInterval => {
+                    // frequent crawls: x = sqrt(2c) + 2c/3 + ..., so rho ~ sqrt(mu lambda/(2 theta)) - lambda/3
+                    p.root_moment.add((0.5 * mu * lambda).sqrt());
+                    p.offset_moment.add(lambda / 3.0);
+                }
+                BinaryDiscrete => {
+                    assert!(
+                        arena.slot_days > 0.0,
+                        "discrete-time pages need the arena's slot_days (1 / bandwidth) set"
+                    );
+                    // the Poisson form with mu' = mu / (1 - Delta), lambda' = Delta / ((1 - Delta) slot)
+                    let (delta, keep) =
+                        crate::objective::discrete::slot_change(lambda, arena.slot_days);
+                    if delta < 1.0 {
+                        p.root_moment
+                            .add((mu * delta / arena.slot_days).sqrt() / keep);
+                        p.offset_moment.add(delta / keep / arena.slot_days);
+                    }
+                }
             }
         }
         p.max_spend.add(arena.cap[h].min(max_demand));
+        p.min_spend.add(arena.cap[h].min(min_demand));
     }
     p
 }
 
 impl Prelude {
     /// A first price: the root of A/theta + B/sqrt(theta) - L = R, the uncapped, unclipped spend of
-    /// the harmonic (mu/theta) and binary (sqrt(mu lambda/theta) - lambda) families.
+    /// the inverse (w/theta) and square-root (sqrt(mu lambda/theta) - lambda) families.
     pub fn guess(&self, bandwidth: f64) -> f64 {
         let (a, b, l) = (
             self.inverse_moment.value(),
