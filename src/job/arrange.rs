@@ -89,13 +89,40 @@ pub fn canonical_order(batches: &[RowBatch]) -> Vec<RowKey> {
         }
     }
     // Equal keys are duplicates: the first by origin (file, then row) sorts first and is kept.
-    keys.sort_unstable_by(|a, b| {
+    let order = |a: &RowKey, b: &RowKey| {
         a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then_with(|| {
             batches[a.2 as usize].origin[a.3 as usize]
                 .cmp(&batches[b.2 as usize].origin[b.3 as usize])
         })
-    });
-    keys
+    };
+    // One counting pass on the top bits of the host key, then small sorts that fit in cache: about
+    // twice as fast as one comparison sort of millions of 40-byte keys.
+    let mut sorted: Vec<RowKey> = vec![(0, 0, 0, 0); keys.len()];
+    let mut start = vec![0usize; BUCKETS + 1];
+    for k in &keys {
+        start[bucket(k) + 1] += 1;
+    }
+    for b in 0..BUCKETS {
+        start[b + 1] += start[b];
+    }
+    let mut next = start.clone();
+    for k in keys {
+        let b = bucket(&k);
+        sorted[next[b]] = k;
+        next[b] += 1;
+    }
+    for b in 0..BUCKETS {
+        sorted[start[b]..start[b + 1]].sort_unstable_by(order);
+    }
+    sorted
+}
+
+/// Buckets of the counting pass of [`canonical_order`] (by the top 16 bits of the host key).
+const BUCKETS: usize = 1 << 16;
+
+#[inline]
+fn bucket(k: &RowKey) -> usize {
+    (k.0 >> 112) as usize
 }
 
 /// The 128-bit identity of a host (its low 64 bits are [`host_key`]).
