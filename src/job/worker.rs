@@ -130,10 +130,9 @@ pub fn run_worker(
 
     // Arrange: group by host, drop duplicates, join politeness delays.
     say(format!(
-        "received {} batches; text {} / {} MiB capacity",
+        "received {} batches of rows ({} MiB of URL and host text); arranging by host",
         received.len(),
-        received.iter().map(|b| b.text.len()).sum::<usize>() >> 20,
-        received.iter().map(|b| b.text.capacity()).sum::<usize>() >> 20
+        received.iter().map(|b| b.text.len()).sum::<usize>() >> 20
     ));
     let reading = Reading {
         objective: args.objective,
@@ -305,7 +304,7 @@ pub fn run_worker(
             }
         }
         let mine = crawler_channel.finish_round(reducer.worker);
-        say(format!("crawlers {first}..: rows moved"));
+        say(format!("crawlers {first}..: rows at their writers"));
         let crawler = first + index as u32;
         if crawler < args.crawlers && error.is_none() {
             match write_crawler(&staging, args.crawlers, crawler, &mine, &metadata) {
