@@ -114,6 +114,7 @@ mod tests {
             .filter(|(&i, &c)| before[i] != c)
             .count();
         let share = moved as f64 / kept.len() as f64;
+        eprintln!("{:.2}% of the remaining hosts moved", 100.0 * share);
         assert!(share < 0.05, "{:.1}% of hosts moved", 100.0 * share);
     }
 
