@@ -11,67 +11,6 @@ use revisit::objective::{Objective, Response};
 use revisit::solve::{arena::Arena, reduce::Alone, solve};
 use revisit::units::{politeness_cap, Seconds};
 
-/// (url, host, importance, change_rate, complete_obs) of every input row (as in determinism.rs).
-fn read_pages(data: &std::path::Path) -> Vec<(String, String, f64, f64, bool)> {
-    use arrow_array::cast::AsArray;
-    use arrow_array::types::Float64Type;
-    let mut rows = Vec::new();
-    let mut files: Vec<_> = std::fs::read_dir(data.join("pages"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    for f in files {
-        for b in read_parquet(&f) {
-            let url = b.column_by_name("url").unwrap().as_string::<i32>().clone();
-            let host = b.column_by_name("host").unwrap().as_string::<i32>().clone();
-            let mu = b
-                .column_by_name("importance")
-                .unwrap()
-                .as_primitive::<Float64Type>()
-                .clone();
-            let l = b
-                .column_by_name("change_rate")
-                .unwrap()
-                .as_primitive::<Float64Type>()
-                .clone();
-            let c = b
-                .column_by_name("complete_obs")
-                .unwrap()
-                .as_boolean()
-                .clone();
-            for i in 0..b.num_rows() {
-                rows.push((
-                    url.value(i).to_owned(),
-                    host.value(i).to_owned(),
-                    mu.value(i),
-                    l.value(i),
-                    c.value(i),
-                ));
-            }
-        }
-    }
-    rows
-}
-
-fn read_delays(data: &std::path::Path) -> HashMap<String, f64> {
-    use arrow_array::cast::AsArray;
-    use arrow_array::types::Float64Type;
-    let mut d = HashMap::new();
-    for b in read_parquet(&data.join("hosts.parquet")) {
-        let host = b.column_by_name("host").unwrap().as_string::<i32>().clone();
-        let delay = b
-            .column_by_name("min_delay_s")
-            .unwrap()
-            .as_primitive::<Float64Type>()
-            .clone();
-        for i in 0..b.num_rows() {
-            d.insert(host.value(i).to_owned(), delay.value(i));
-        }
-    }
-    d
-}
-
 #[test]
 fn every_objective_runs_on_the_sample_and_equals_the_solver_core() {
     let tmp = tempfile::tempdir().unwrap();

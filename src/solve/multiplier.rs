@@ -42,6 +42,11 @@ pub enum Next {
 /// Relative tolerance on spend: |spend - target| <= TOLERANCE * target (the issue asks 1e-12).
 pub const TOLERANCE: f64 = 1e-13;
 
+/// Evaluations after which the search stops at its best observation whatever happens: a guarantee
+/// of termination (a nightly job must end), far above the 5-8 rounds seen on real data. Reaching it
+/// means the spend function defeated the safeguards; the caller sees a spend off the target.
+pub const MAX_ROUNDS: u32 = 200;
+
 /// Safeguarded Newton search for the price at which a non-increasing spend function meets a target.
 #[derive(Clone, Debug)]
 pub struct MultiplierSearch {
@@ -122,6 +127,14 @@ impl MultiplierSearch {
         let t = self.target;
         if o.right <= t * (1.0 + TOLERANCE) && o.left >= t * (1.0 - TOLERANCE) {
             return Next::Converged(o);
+        }
+        if self.rounds >= MAX_ROUNDS {
+            let gap = |x: &Observation| (x.right - t).abs().min((x.left - t).abs());
+            let best = [o, self.lo, self.hi]
+                .into_iter()
+                .filter(|x| x.price.is_finite())
+                .min_by(|a, b| gap(a).total_cmp(&gap(b)));
+            return Next::Converged(best.unwrap_or(o));
         }
         let value = if o.right > t {
             if o.price > self.lo.price {

@@ -10,14 +10,14 @@ use super::reduce::Alone;
 use super::{kkt, reference, solve, Solution};
 use crate::objective::{Objective, Response};
 
-struct Instance {
-    arena: Arena,
-    bandwidth: f64,
+pub(super) struct Instance {
+    pub(super) arena: Arena,
+    pub(super) bandwidth: f64,
 }
 
 /// Random pages on random hosts; `cap_scale` sets caps relative to an even share of the bandwidth
 /// (infinite for no caps), `complete` is the share of complete-observation pages.
-fn instance(
+pub(super) fn instance(
     seed: u64,
     pages: usize,
     hosts: usize,
@@ -43,10 +43,11 @@ fn instance(
         let cap = cap_scale * bandwidth / hosts as f64 * rng.random_range(0.2..2.0);
         arena.push_host(cap, pages);
     }
+    arena.slot_days = 1.0 / bandwidth; // one fetch per slot of the discrete-time model
     Instance { arena, bandwidth }
 }
 
-fn run(inst: &Instance) -> Solution {
+pub(super) fn run(inst: &Instance) -> Solution {
     solve(&inst.arena, inst.bandwidth, &mut Alone, |_, _, _| {})
 }
 
