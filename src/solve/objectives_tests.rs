@@ -10,32 +10,9 @@ use rand_distr::{Distribution, LogNormal};
 
 use super::arena::Arena;
 use super::reduce::Alone;
-use super::tests::{instance, run, Instance};
+use super::tests::{assert_kkt_and_caps as assert_kkt, instance, run, Instance};
 use super::{frontera, kkt, reference, solve, Solution};
 use crate::objective::{discrete, Objective, Page, Response};
-
-fn assert_kkt(inst: &Instance, sol: &Solution) {
-    let prices: Vec<f64> = sol.hosts.iter().map(|h| h.price).collect();
-    let bad = kkt::violations(
-        &inst.arena,
-        &sol.rates,
-        &prices,
-        sol.multiplier,
-        inst.bandwidth,
-    );
-    assert!(
-        bad.is_empty(),
-        "{} KKT violations, first: {:?}",
-        bad.len(),
-        &bad[..bad.len().min(5)]
-    );
-    for (h, budget) in sol.budgets.iter().enumerate() {
-        assert!(
-            *budget <= inst.arena.cap[h] * (1.0 + 1e-9),
-            "host {h} over its cap"
-        );
-    }
-}
 
 /// Sum of the pages' own costs (the objective each family minimises).
 fn objective_cost(arena: &Arena, rates: &[f64]) -> f64 {
