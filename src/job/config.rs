@@ -10,9 +10,10 @@ pub const SAMPLE_PAGES: &str = "data/pages";
 /// Hosts table of the sample.
 pub const SAMPLE_HOSTS: &str = "data/hosts.parquet";
 
-/// Parameters of `revisit run`.
+/// The page set a job reads, its politeness, and how the job runs (shared by `run`, `sweep` and
+/// `evaluate`).
 #[derive(Clone, Debug, clap::Args)]
-pub struct RunArgs {
+pub struct PageArgs {
     /// Page sets: Parquet files, folders (searched recursively) or glob patterns. Columns: url,
     /// importance (> 0), change_rate (changes per day, >= 0), and optionally host (else taken from
     /// the URL) and complete_obs (bool). Default: the sample in data/ with its hosts table.
@@ -25,6 +26,62 @@ pub struct RunArgs {
     /// Crawl-delay; hosts not listed get --min-delay-s.
     #[arg(long)]
     pub hosts: Option<PathBuf>,
+    /// Politeness: minimum seconds between two requests to one host, for hosts not in --hosts. A
+    /// host's cap is horizon / min_delay fetches per horizon.
+    #[arg(long, default_value_t = 15.0, value_name = "SECONDS")]
+    pub min_delay_s: f64,
+    /// Planning horizon in seconds (caps and budgets in the hosts table are per horizon).
+    #[arg(long, default_value_t = 86_400.0, value_name = "SECONDS")]
+    pub horizon_s: f64,
+    /// Read `importance` as the value w of finding a new version, so a page is worth w x change_rate
+    /// per unit of freshness: with binary-fixed this is Frontera's objective sum f w (1 - e^(-lambda/f)).
+    #[arg(long)]
+    pub value_per_change: bool,
+    /// No progress lines on stderr (the summary is still printed).
+    #[arg(long, short)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+impl PageArgs {
+    /// Inputs and hosts table, with the sample as the default.
+    pub fn resolved_inputs(&self) -> (Vec<String>, Option<PathBuf>) {
+        if self.inputs.is_empty() {
+            let hosts = self
+                .hosts
+                .clone()
+                .or_else(|| Some(PathBuf::from(SAMPLE_HOSTS)));
+            (vec![SAMPLE_PAGES.to_owned()], hosts)
+        } else {
+            (self.inputs.clone(), self.hosts.clone())
+        }
+    }
+
+    /// Checks the numeric parameters before any work starts.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        use anyhow::bail;
+        if !(self.min_delay_s.is_finite() && self.min_delay_s > 0.0) {
+            bail!(
+                "--min-delay-s must be positive seconds, got {}",
+                self.min_delay_s
+            );
+        }
+        if !(self.horizon_s.is_finite() && self.horizon_s > 0.0) {
+            bail!(
+                "--horizon-s must be positive seconds, got {}",
+                self.horizon_s
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Parameters of `revisit run`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub pages: PageArgs,
     /// Total crawl bandwidth, fetches per day over all crawlers.
     #[arg(long, value_name = "FETCHES_PER_DAY")]
     pub bandwidth: Option<f64>,
@@ -45,17 +102,6 @@ pub struct RunArgs {
     /// the objective is then optimised exactly above the floors. EPS in [0, 1).
     #[arg(long, default_value_t = 0.0, value_name = "EPS")]
     pub floor: f64,
-    /// Read `importance` as the value w of finding a new version, so a page is worth w x change_rate
-    /// per unit of freshness: with binary-fixed this is Frontera's objective sum f w (1 - e^(-lambda/f)).
-    #[arg(long)]
-    pub value_per_change: bool,
-    /// Politeness: minimum seconds between two requests to one host, for hosts not in --hosts. A
-    /// host's cap is horizon / min_delay fetches per horizon.
-    #[arg(long, default_value_t = 15.0, value_name = "SECONDS")]
-    pub min_delay_s: f64,
-    /// Planning horizon in seconds (caps and budgets in the hosts table are per horizon).
-    #[arg(long, default_value_t = 86_400.0, value_name = "SECONDS")]
-    pub horizon_s: f64,
     /// Number of crawlers; each host is crawled by exactly one.
     #[arg(long, default_value_t = 10)]
     pub crawlers: u32,
@@ -72,30 +118,12 @@ pub struct RunArgs {
     /// Cost of an idle indexer in lost pages per day (with --index-rate; default: the index rate).
     #[arg(long)]
     pub index_gamma: Option<f64>,
-    /// No progress lines on stderr (the summary is still printed).
-    #[arg(long, short)]
-    pub quiet: bool,
-    #[command(flatten)]
-    pub cluster: ClusterArgs,
 }
 
 /// The bandwidth default when neither --bandwidth nor --bandwidth-fraction is given.
 pub const DEFAULT_BANDWIDTH_FRACTION: f64 = 0.2;
 
 impl RunArgs {
-    /// Inputs and hosts table, with the sample as the default.
-    pub fn resolved_inputs(&self) -> (Vec<String>, Option<PathBuf>) {
-        if self.inputs.is_empty() {
-            let hosts = self
-                .hosts
-                .clone()
-                .or_else(|| Some(PathBuf::from(SAMPLE_HOSTS)));
-            (vec![SAMPLE_PAGES.to_owned()], hosts)
-        } else {
-            (self.inputs.clone(), self.hosts.clone())
-        }
-    }
-
     /// Checks the numeric parameters before any work starts.
     pub fn validate(&self) -> anyhow::Result<()> {
         use anyhow::bail;
@@ -112,18 +140,7 @@ impl RunArgs {
                 bail!("--bandwidth-fraction must be positive, got {f}");
             }
         }
-        if !(self.min_delay_s.is_finite() && self.min_delay_s > 0.0) {
-            bail!(
-                "--min-delay-s must be positive seconds, got {}",
-                self.min_delay_s
-            );
-        }
-        if !(self.horizon_s.is_finite() && self.horizon_s > 0.0) {
-            bail!(
-                "--horizon-s must be positive seconds, got {}",
-                self.horizon_s
-            );
-        }
+        self.pages.validate()?;
         if self.crawlers == 0 {
             bail!("--crawlers must be at least 1");
         }
@@ -151,12 +168,15 @@ impl RunArgs {
     }
 }
 
-/// Expands `run --job FILE` in a command line: the file's keys become options placed before the
+/// The subcommands that take `--job FILE`.
+const JOB_COMMANDS: [&str; 3] = ["run", "sweep", "evaluate"];
+
+/// Expands `run --job FILE` (or `sweep`, `evaluate`) in a command line: the file's keys become options placed before the
 /// command line's own, so the command line wins (the `run` command lets a later option override an
 /// earlier one). `inputs` (a list) applies only when the command line names no input.
 pub fn expand_job_file(argv: Vec<String>) -> anyhow::Result<Vec<String>> {
     use anyhow::{bail, Context};
-    let Some(run_at) = argv.iter().position(|a| a == "run") else {
+    let Some(run_at) = argv.iter().position(|a| JOB_COMMANDS.contains(&a.as_str())) else {
         return Ok(argv);
     };
     let job_at = argv
@@ -248,12 +268,12 @@ mod tests {
         let run =
             parse(expand_job_file(argv(&format!("revisit run --job {j} --crawlers 7"))).unwrap());
         assert_eq!(run.crawlers, 7);
-        assert_eq!(run.inputs, vec!["a", "b"]);
-        assert!(run.quiet);
-        assert_eq!(run.min_delay_s, 2.5);
+        assert_eq!(run.pages.inputs, vec!["a", "b"]);
+        assert!(run.pages.quiet);
+        assert_eq!(run.pages.min_delay_s, 2.5);
         assert_eq!(run.objective, Objective::Binary);
         let run = parse(expand_job_file(argv(&format!("revisit run --job {j} c"))).unwrap());
-        assert_eq!(run.inputs, vec!["c"]);
+        assert_eq!(run.pages.inputs, vec!["c"]);
         assert_eq!(run.crawlers, 4);
     }
 

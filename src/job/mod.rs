@@ -5,6 +5,7 @@ pub mod arrange;
 pub mod channel;
 pub mod cluster;
 pub mod config;
+pub mod load;
 pub mod output;
 pub mod worker;
 
@@ -16,8 +17,8 @@ use config::RunArgs;
 /// Runs the job in this process (one of `--processes`); returns the summary on process 0.
 pub fn run(args: RunArgs) -> Result<Option<Summary>> {
     args.validate()?;
-    let config = args.cluster.config()?;
-    let processes = args.cluster.processes;
+    let config = args.pages.cluster.config()?;
+    let processes = args.pages.cluster.processes;
     let guards = timely::execute(config, move |worker| {
         worker::run_worker(worker, &args, processes).map_err(|e| format!("{e:#}"))
     })

@@ -10,24 +10,23 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use timely::worker::Worker;
 
-use super::arrange::{arrange, route, Reading};
+use super::arrange::Reading;
 use super::channel::{Reducer, Shuffle};
 use super::config::{RunArgs, DEFAULT_BANDWIDTH_FRACTION};
+use super::load::{load, BATCH_TEXT_BYTES};
 use super::output::{write_hosts, write_rates, write_rejected, HostRow};
 use crate::exact_sum::ExactSum;
 use crate::io::manifest::{FileEntry, Manifest};
-use crate::io::pages::{self, Reason, Rejected};
+use crate::io::pages::{Reason, Rejected};
 use crate::io::rows::RowBatch;
-use crate::io::{hosts, inputs, publish, schema};
-use crate::objective::{binary_cost, harmonic_cost};
+use crate::io::{publish, schema};
+use crate::objective::value::PolicyValue;
 use crate::report::{peak_rss_bytes, rss_bytes, PhaseSeconds, Recommendation, Summary};
 use crate::schedule::assign::{assign, imbalance};
 use crate::solve::reduce::{AllReduce, Combine};
 use crate::solve::solve;
 use crate::units::{per_horizon, PerDay, Seconds};
 
-/// Text bytes after which a batch in transit is sent (bounds buffering, amortises per-record costs).
-const BATCH_TEXT_BYTES: usize = 1 << 20;
 /// The version written into summaries and file metadata.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -42,7 +41,7 @@ pub fn run_worker(
     let peers = worker.peers();
     let lead = index == 0;
     let say = |msg: String| {
-        if lead && !args.quiet {
+        if lead && !args.pages.quiet {
             eprintln!(
                 "[revisit] {msg} [{:.2} s, RSS {} MiB]",
                 started.elapsed().as_secs_f64(),
@@ -51,129 +50,37 @@ pub fn run_worker(
         }
     };
 
-    // Plan: every worker reads the same footers and tables, so every worker fails alike on a bad
-    // file, before any data moves.
-    let (specs, hosts_path) = args.resolved_inputs();
     publish::check_replaceable(&args.out)?;
-    let files = inputs::expand(&specs)?;
-    let page_files = pages::open_all(&files)?;
-    let delays = match &hosts_path {
-        Some(p) => hosts::read(p)?,
-        None => Default::default(),
-    };
-    let units = pages::units(&page_files);
-    let total_rows: u64 = units.iter().map(|u| u.rows).sum();
-    say(format!(
-        "{} files, {} row groups, {} rows; {} workers",
-        files.len(),
-        units.len(),
-        total_rows,
-        peers
-    ));
-
     let mut pages_channel = Shuffle::<RowBatch>::new(worker, "ByHost", |b| b.dest as u64);
     let mut crawler_channel = Shuffle::<RowBatch>::new(worker, "ByCrawler", |b| b.dest as u64);
     let mut gather_channel = Shuffle::<(u32, Vec<u8>)>::new(worker, "ToLead", |m| m.0 as u64);
-
-    // Read: my row groups, rows sent on to their host's worker as they are read.
-    fail_point("read", index);
-    let mut outgoing: Vec<RowBatch> = (0..peers as u32).map(RowBatch::new).collect();
-    let mut rejected: Vec<Rejected> = Vec::new();
-    let mut status = ReadStatus::default();
-    let mine: Vec<usize> = (index..units.len()).step_by(peers).collect();
-    let bar = progress_bar(lead && !args.quiet, mine.len() as u64, "reading row groups");
-    for &u in &mine {
-        let unit = units[u];
-        let result = pages::read_unit(
-            &page_files[unit.file as usize],
-            unit,
-            |row| {
-                let dest = route(row.host.as_bytes(), peers) as usize;
-                let batch = &mut outgoing[dest];
-                batch.push(
-                    row.url,
-                    row.host,
-                    row.importance,
-                    row.change_rate,
-                    row.complete_obs,
-                    row.origin,
-                );
-                if batch.text_bytes() >= BATCH_TEXT_BYTES {
-                    pages_channel
-                        .send(std::mem::replace(batch, RowBatch::new(dest as u32)).sealed());
-                }
-            },
-            |r| rejected.push(r),
-        );
-        status.rows += unit.rows;
-        if let Err(e) = result {
-            status.error = Some((u as u64, format!("{e:#}")));
-            break;
-        }
-        worker.step(); // let batches flow while we read
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    for batch in outgoing.into_iter().filter(|b| !b.is_empty()) {
-        pages_channel.send(batch.sealed());
-    }
-    let read_done = Instant::now();
-    let received = pages_channel.finish_round(worker);
     let mut reducer = Reducer::new(worker);
-    for r in &rejected {
-        status.rejected[reason_slot(r.reason)] += 1;
-    }
-    let status = reducer.all_reduce(status);
-    if let Some((_, message)) = status.error {
-        bail!(message);
-    }
-
-    // Arrange: group by host, drop duplicates, join politeness delays.
-    say(format!(
-        "received {} batches of rows ({} MiB of URL and host text); arranging by host",
-        received.len(),
-        received.iter().map(|b| b.text.len()).sum::<usize>() >> 20
-    ));
     let reading = Reading {
         objective: args.objective,
-        value_per_change: args.value_per_change,
+        value_per_change: args.pages.value_per_change,
     };
-    let mut arranged = arrange(received, &delays, Seconds(args.min_delay_s), reading);
-    let counts = reducer.all_reduce(Counts {
-        pages: arranged.arena.pages() as u64,
-        duplicates: arranged.duplicates.len() as u64,
-    });
-    rejected.extend(arranged.duplicates.iter().cloned());
-    let exchange_done = Instant::now();
-    if counts.pages == 0 {
-        bail!(
-            "no valid input rows in {} ({} rows read, all rejected: see the reasons with a smaller input, or check the columns)",
-            specs.join(", "),
-            status.rows
-        );
-    }
+    let loaded = load(&mut reducer, &mut pages_channel, &args.pages, reading, &say)?;
+    let (read_done, exchange_done) = (loaded.read_done, loaded.arrange_done);
+    let mut arranged = loaded.arranged;
+    let rejected = loaded.rejected;
+    let files = loaded.files;
+    let counts_pages = loaded.pages;
     let bandwidth = match args.bandwidth {
         Some(r) => r,
         None => {
             args.bandwidth_fraction
                 .unwrap_or(DEFAULT_BANDWIDTH_FRACTION)
-                * counts.pages as f64
+                * counts_pages as f64
         }
     };
-    say(format!(
-        "read {} rows: {} pages on {} workers, {} rejected; solving for {bandwidth} fetches/day",
-        status.rows,
-        counts.pages,
-        peers,
-        status.rejected.iter().sum::<u64>() + counts.duplicates
-    ));
+    say(format!("solving for {bandwidth} fetches/day"));
 
     // Solve. One fetch per slot of the discrete-time model; BLC-eps floors eps R / |W| (DESIGN §2 box).
     arranged.arena.slot_days = 1.0 / bandwidth;
     if args.floor > 0.0 {
         arranged
             .arena
-            .set_floor(args.floor * bandwidth / counts.pages as f64);
+            .set_floor(args.floor * bandwidth / counts_pages as f64);
     }
     fail_point("solve", index);
     let solution = solve(
@@ -214,7 +121,7 @@ pub fn run_worker(
 
     // Hosts and rejections go to the lead, which writes their tables.
     fail_point("write", index);
-    let horizon = Seconds(args.horizon_s);
+    let horizon = Seconds(args.pages.horizon_s);
     let arena = &arranged.arena;
     let mut costs = Costs::default();
     let mut host_rows = Vec::with_capacity(arena.hosts());
@@ -226,12 +133,9 @@ pub fn run_worker(
         for i in arena.host_pages(h) {
             let rate = solution.rates[i];
             // the page's own observability: the baselines' responses ignore it, the costs must not
-            costs.add(
-                arena.importance[i],
-                arena.change_rate[i],
-                rate,
-                arranged.complete_obs[i],
-            );
+            costs
+                .value
+                .add(arena.page(i), rate, arranged.complete_obs[i]);
             costs
                 .objective
                 .add(arena.response[i].cost(arena.page(i), rate));
@@ -341,17 +245,9 @@ pub fn run_worker(
     let c = &fin.costs;
     let rejected_by_reason: BTreeMap<String, u64> = Reason::ALL
         .iter()
-        .map(|&r| {
-            (
-                r.name().to_owned(),
-                if r == Reason::DuplicateUrl {
-                    counts.duplicates
-                } else {
-                    status.rejected[reason_slot(r)]
-                },
-            )
-        })
+        .zip(loaded.rejected_by_reason)
         .filter(|(_, n)| *n > 0)
+        .map(|(r, n)| (r.name().to_owned(), n))
         .collect();
     let rows_rejected = rejected_by_reason.values().sum();
     let recommended_crawlers = match args.index_rate {
@@ -381,14 +277,14 @@ pub fn run_worker(
         bandwidth_requested: bandwidth,
         bandwidth_used: solution.bandwidth_used,
         bandwidth_unusable: (bandwidth - solution.bandwidth_used).max(0.0),
-        horizon_s: args.horizon_s,
+        horizon_s: args.pages.horizon_s,
         crawlers: args.crawlers,
-        cost_harmonic: Some(c.harmonic.value()).filter(|v| v.is_finite()),
-        cost_binary: c.binary.value(),
+        cost_harmonic: c.value.harmonic_cost(),
+        cost_binary: c.value.binary_cost(),
         cost_objective: Some(c.objective.value())
             .filter(|v| v.is_finite() && args.objective.is_exact()),
-        urls_starved: c.starved,
-        rows_in: status.rows,
+        urls_starved: c.value.starved,
+        rows_in: loaded.rows_in,
         rows_scheduled: c.scheduled,
         rows_zero_rate: c.zero_rate,
         rows_rejected,
@@ -539,12 +435,15 @@ fn file_metadata(args: &RunArgs, multiplier: f64, bandwidth: f64) -> Vec<(String
         // Display of f64 is the shortest text that reads back to the same bits.
         ("revisit.multiplier".into(), format!("{multiplier}")),
         ("revisit.bandwidth_per_day".into(), format!("{bandwidth}")),
-        ("revisit.horizon_s".into(), format!("{}", args.horizon_s)),
+        (
+            "revisit.horizon_s".into(),
+            format!("{}", args.pages.horizon_s),
+        ),
         ("revisit.crawlers".into(), format!("{}", args.crawlers)),
         ("revisit.floor_eps".into(), format!("{}", args.floor)),
         (
             "revisit.value_per_change".into(),
-            format!("{}", args.value_per_change),
+            format!("{}", args.pages.value_per_change),
         ),
         ("revisit.units.rates".into(), schema::RATES_UNITS.into()),
         ("revisit.units.hosts".into(), schema::HOSTS_UNITS.into()),
@@ -559,11 +458,7 @@ fn run_id_candidate() -> u64 {
     nanos ^ ((std::process::id() as u64) << 48)
 }
 
-fn reason_slot(r: Reason) -> usize {
-    Reason::ALL.iter().position(|&x| x == r).unwrap_or(0)
-}
-
-fn progress_bar(show: bool, len: u64, what: &str) -> indicatif::ProgressBar {
+pub fn progress_bar(show: bool, len: u64, what: &str) -> indicatif::ProgressBar {
     if !show || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         return indicatif::ProgressBar::hidden();
     }
@@ -580,7 +475,7 @@ fn progress_bar(show: bool, len: u64, what: &str) -> indicatif::ProgressBar {
 /// Test hook: `REVISIT_FAIL_AT=phase[:worker[:exit]]` makes worker `worker` (default 0) panic (or
 /// end its process with status 3, as a killed machine would) when it reaches `phase` (read, solve,
 /// write). Used by the failure tests; never set it in production.
-fn fail_point(phase: &str, index: usize) {
+pub fn fail_point(phase: &str, index: usize) {
     let Ok(spec) = std::env::var("REVISIT_FAIL_AT") else {
         return;
     };
@@ -597,40 +492,6 @@ fn fail_point(phase: &str, index: usize) {
         std::process::exit(3);
     }
     panic!("REVISIT_FAIL_AT: worker {index} fails at {phase}");
-}
-
-#[derive(Clone, Default, Serialize, Deserialize)]
-struct ReadStatus {
-    /// The first failing unit (lowest index) and its error.
-    error: Option<(u64, String)>,
-    rows: u64,
-    rejected: [u64; 7],
-}
-
-impl Combine for ReadStatus {
-    fn combine(&mut self, o: Self) {
-        self.error = match (self.error.take(), o.error) {
-            (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
-            (a, b) => a.or(b),
-        };
-        self.rows += o.rows;
-        for (a, b) in self.rejected.iter_mut().zip(o.rejected) {
-            *a += b;
-        }
-    }
-}
-
-#[derive(Clone, Default, Serialize, Deserialize)]
-struct Counts {
-    pages: u64,
-    duplicates: u64,
-}
-
-impl Combine for Counts {
-    fn combine(&mut self, o: Self) {
-        self.pages += o.pages;
-        self.duplicates += o.duplicates;
-    }
 }
 
 #[derive(Clone, Default, Serialize, Deserialize)]
@@ -655,9 +516,8 @@ impl Combine for RunId {
 struct Costs {
     /// The run's own objective as a cost ([`crate::objective::Response::cost`]).
     objective: ExactSum,
-    harmonic: ExactSum,
-    binary: ExactSum,
-    starved: u64,
+    /// Harmonic and binary costs of the rates, whatever the objective.
+    value: PolicyValue,
     scheduled: u64,
     zero_rate: u64,
     hosts: u64,
@@ -665,21 +525,10 @@ struct Costs {
     peak_rss: u64,
 }
 
-impl Costs {
-    fn add(&mut self, mu: f64, lambda: f64, rate: f64, complete: bool) {
-        // scheduled, zero_rate and the host counts are filled in once, from the solution
-        self.harmonic.add(harmonic_cost(mu, lambda, rate, complete));
-        self.binary.add(binary_cost(mu, lambda, rate, complete));
-        self.starved += (rate <= 0.0 && lambda > 0.0) as u64;
-    }
-}
-
 impl Combine for Costs {
     fn combine(&mut self, o: Self) {
         self.objective.merge(&o.objective);
-        self.harmonic.merge(&o.harmonic);
-        self.binary.merge(&o.binary);
-        self.starved += o.starved;
+        self.value.combine(o.value);
         self.scheduled += o.scheduled;
         self.zero_rate += o.zero_rate;
         self.hosts += o.hosts;

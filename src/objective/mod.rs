@@ -11,6 +11,7 @@ pub mod discrete;
 pub mod fixed_interval;
 pub mod harmonic;
 pub mod proportional;
+pub mod value;
 
 use serde::{Deserialize, Serialize};
 

@@ -1,0 +1,216 @@
+//! The job's first phases, shared by `run`, `sweep` and `evaluate`: read the page set (row groups
+//! spread over the workers), exchange rows by host, and arrange each worker's hosts into the solver's
+//! columnar arena. Every worker ends with the same global counts, or with the same error.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+
+use super::arrange::{arrange, route, Arranged, Reading};
+use super::channel::{Reducer, Shuffle};
+use super::config::PageArgs;
+use super::worker::{fail_point, progress_bar};
+use crate::io::pages::{self, Reason, Rejected};
+use crate::io::rows::RowBatch;
+use crate::io::{hosts, inputs};
+use crate::solve::reduce::{AllReduce, Combine};
+use crate::units::Seconds;
+
+/// Text bytes after which a batch in transit is sent (bounds buffering, amortises per-record costs).
+pub const BATCH_TEXT_BYTES: usize = 1 << 20;
+
+/// A worker's share of the page set, arranged by host, with the counts every worker agrees on.
+pub struct Loaded {
+    /// This worker's hosts and pages.
+    pub arranged: Arranged,
+    /// The input files, sorted (rows' `Origin::file` indexes this list).
+    pub files: Vec<PathBuf>,
+    /// The input specs as given (for messages).
+    pub specs: Vec<String>,
+    /// This worker's rejected rows, duplicates included.
+    pub rejected: Vec<Rejected>,
+    /// Rows read by all workers.
+    pub rows_in: u64,
+    /// Valid pages on all workers (duplicates removed).
+    pub pages: u64,
+    /// Rejected rows on all workers, by reason (duplicates included).
+    pub rejected_by_reason: [u64; Reason::ALL.len()],
+    /// When reading ended and when arranging ended, on this worker.
+    pub read_done: Instant,
+    pub arrange_done: Instant,
+}
+
+impl Loaded {
+    /// Rows rejected on all workers, for every reason.
+    pub fn rows_rejected(&self) -> u64 {
+        self.rejected_by_reason.iter().sum()
+    }
+}
+
+/// Reads, exchanges and arranges the page set of `args` for `reading`; `say` reports progress.
+///
+/// Fails alike on every worker: the plan (footers, schemas, hosts table) is read by every worker
+/// before any data moves, and read errors are agreed by an all-reduce.
+pub fn load(
+    reducer: &mut Reducer<'_>,
+    pages_channel: &mut Shuffle<RowBatch>,
+    args: &PageArgs,
+    reading: Reading,
+    say: &dyn Fn(String),
+) -> Result<Loaded> {
+    let index = reducer.worker.index();
+    let peers = reducer.worker.peers();
+    let (specs, hosts_path) = args.resolved_inputs();
+    let files = inputs::expand(&specs)?;
+    let page_files = pages::open_all(&files)?;
+    let delays = match &hosts_path {
+        Some(p) => hosts::read(p)?,
+        None => Default::default(),
+    };
+    let units = pages::units(&page_files);
+    let total_rows: u64 = units.iter().map(|u| u.rows).sum();
+    say(format!(
+        "{} files, {} row groups, {} rows; {} workers",
+        files.len(),
+        units.len(),
+        total_rows,
+        peers
+    ));
+
+    // Read: my row groups, rows sent on to their host's worker as they are read.
+    fail_point("read", index);
+    let mut outgoing: Vec<RowBatch> = (0..peers as u32).map(RowBatch::new).collect();
+    let mut rejected: Vec<Rejected> = Vec::new();
+    let mut status = ReadStatus::default();
+    let mine: Vec<usize> = (index..units.len()).step_by(peers).collect();
+    let bar = progress_bar(
+        index == 0 && !args.quiet,
+        mine.len() as u64,
+        "reading row groups",
+    );
+    for &u in &mine {
+        let unit = units[u];
+        let result = pages::read_unit(
+            &page_files[unit.file as usize],
+            unit,
+            |row| {
+                let dest = route(row.host.as_bytes(), peers) as usize;
+                let batch = &mut outgoing[dest];
+                batch.push(
+                    row.url,
+                    row.host,
+                    row.importance,
+                    row.change_rate,
+                    row.complete_obs,
+                    row.origin,
+                );
+                if batch.text_bytes() >= BATCH_TEXT_BYTES {
+                    pages_channel
+                        .send(std::mem::replace(batch, RowBatch::new(dest as u32)).sealed());
+                }
+            },
+            |r| rejected.push(r),
+        );
+        status.rows += unit.rows;
+        if let Err(e) = result {
+            status.error = Some((u as u64, format!("{e:#}")));
+            break;
+        }
+        reducer.worker.step(); // let batches flow while we read
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    for batch in outgoing.into_iter().filter(|b| !b.is_empty()) {
+        pages_channel.send(batch.sealed());
+    }
+    let read_done = Instant::now();
+    let received = pages_channel.finish_round(reducer.worker);
+    for r in &rejected {
+        status.rejected[reason_slot(r.reason)] += 1;
+    }
+    let status = reducer.all_reduce(status);
+    if let Some((_, message)) = status.error {
+        bail!(message);
+    }
+
+    // Arrange: group by host, drop duplicates, join politeness delays.
+    say(format!(
+        "received {} batches of rows ({} MiB of URL and host text); arranging by host",
+        received.len(),
+        received.iter().map(|b| b.text.len()).sum::<usize>() >> 20
+    ));
+    let arranged = arrange(received, &delays, Seconds(args.min_delay_s), reading);
+    let counts = reducer.all_reduce(Counts {
+        pages: arranged.arena.pages() as u64,
+        duplicates: arranged.duplicates.len() as u64,
+    });
+    rejected.extend(arranged.duplicates.iter().cloned());
+    if counts.pages == 0 {
+        bail!(
+            "no valid input rows in {} ({} rows read, all rejected: see the reasons with a smaller input, or check the columns)",
+            specs.join(", "),
+            status.rows
+        );
+    }
+    let mut rejected_by_reason = status.rejected;
+    rejected_by_reason[reason_slot(Reason::DuplicateUrl)] += counts.duplicates;
+    say(format!(
+        "read {} rows: {} pages on {} workers, {} rejected",
+        status.rows,
+        counts.pages,
+        peers,
+        rejected_by_reason.iter().sum::<u64>()
+    ));
+    Ok(Loaded {
+        arranged,
+        files,
+        specs,
+        rejected,
+        rows_in: status.rows,
+        pages: counts.pages,
+        rejected_by_reason,
+        read_done,
+        arrange_done: Instant::now(),
+    })
+}
+
+/// Position of a reason in [`Reason::ALL`] (and in count arrays).
+pub fn reason_slot(r: Reason) -> usize {
+    Reason::ALL.iter().position(|&x| x == r).unwrap_or(0)
+}
+
+#[derive(Clone, Default, Serialize, Deserialize)]
+struct ReadStatus {
+    /// The first failing unit (lowest index) and its error.
+    error: Option<(u64, String)>,
+    rows: u64,
+    rejected: [u64; Reason::ALL.len()],
+}
+
+impl Combine for ReadStatus {
+    fn combine(&mut self, o: Self) {
+        self.error = match (self.error.take(), o.error) {
+            (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+            (a, b) => a.or(b),
+        };
+        self.rows += o.rows;
+        for (a, b) in self.rejected.iter_mut().zip(o.rejected) {
+            *a += b;
+        }
+    }
+}
+
+#[derive(Clone, Default, Serialize, Deserialize)]
+struct Counts {
+    pages: u64,
+    duplicates: u64,
+}
+
+impl Combine for Counts {
+    fn combine(&mut self, o: Self) {
+        self.pages += o.pages;
+        self.duplicates += o.duplicates;
+    }
+}
