@@ -12,6 +12,7 @@ pub mod multiplier;
 pub mod reduce;
 pub mod reference;
 pub mod spend;
+pub mod sweep;
 
 use serde::{Deserialize, Serialize};
 
@@ -62,16 +63,30 @@ pub fn solve<R: AllReduce>(
     arena: &Arena,
     bandwidth: f64,
     reduce: &mut R,
-    mut on_round: impl FnMut(u32, f64, f64),
+    on_round: impl FnMut(u32, f64, f64),
 ) -> Solution {
     let pre = reduce.all_reduce(spend::prelude(arena));
+    let guess = pre.guess(bandwidth);
+    solve_from(arena, bandwidth, &pre, guess, reduce, on_round)
+}
+
+/// [`solve`] given the arena's global prelude (it depends on the pages and caps, not the bandwidth,
+/// so a sweep computes it once) and a first price to try (a warm start from a nearby bandwidth).
+pub fn solve_from<R: AllReduce>(
+    arena: &Arena,
+    bandwidth: f64,
+    pre: &spend::Prelude,
+    guess: f64,
+    reduce: &mut R,
+    mut on_round: impl FnMut(u32, f64, f64),
+) -> Solution {
     let max_spend = pre.max_spend.value();
     let min_spend = pre.min_spend.value();
     assert!(
         min_spend < bandwidth,
         "the floors take {min_spend} of the {bandwidth} fetches per day: nothing is left to optimise (keep eps < 1)"
     );
-    let (mut search, mut next) = MultiplierSearch::new(bandwidth, max_spend, pre.guess(bandwidth));
+    let (mut search, mut next) = MultiplierSearch::new(bandwidth, max_spend, guess);
     let (multiplier, fill) = loop {
         match next {
             Next::Evaluate(price) => {

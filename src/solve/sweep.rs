@@ -1,0 +1,285 @@
+//! A sweep: the optimum of several policies over a range of bandwidths, with and without politeness,
+//! on pages loaded once. Each point warm-starts its multiplier from the points before it.
+
+use serde::{Deserialize, Serialize};
+
+use super::arena::Arena;
+use super::reduce::{AllReduce, Combine};
+use super::solve_from;
+use super::spend::{prelude, Prelude};
+use crate::objective::value::PolicyValue;
+use crate::objective::{Objective, Response};
+
+/// What to sweep.
+#[derive(Clone, Debug)]
+pub struct SweepPlan {
+    /// Policies (objectives and baselines), in output order.
+    pub policies: Vec<Objective>,
+    /// Bandwidths as multiples of the page count, increasing.
+    pub fractions: Vec<f64>,
+    /// BLC-eps floor share (0 for none), applied to every policy as in `run --floor`.
+    pub floor: f64,
+}
+
+/// One point of a sweep: a policy's optimum at one bandwidth, with or without politeness.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct SweepPoint {
+    pub policy: Objective,
+    /// Whether the hosts' politeness caps were in force.
+    pub polite: bool,
+    /// Bandwidth as a multiple of the page count.
+    pub bandwidth_fraction: f64,
+    /// Bandwidth requested, fetches per day.
+    pub bandwidth: f64,
+    /// Bandwidth the rates use (less when politeness leaves some unusable), fetches per day.
+    pub bandwidth_used: f64,
+    /// The global multiplier.
+    pub multiplier: f64,
+    /// Rounds of the multiplier search.
+    pub rounds: u32,
+    /// Harmonic staleness J_h (None when a changing page is starved: +inf).
+    pub cost_harmonic: Option<f64>,
+    /// Binary staleness J_b with Poisson crawls.
+    pub cost_binary: f64,
+    /// Binary staleness with evenly spaced crawls at the same rates.
+    pub cost_fixed_interval: f64,
+    /// Importance-weighted fresh share of time with Poisson crawls.
+    pub freshness_poisson: f64,
+    /// Importance-weighted fresh share of time with evenly spaced crawls.
+    pub freshness_fixed_interval: f64,
+    /// Pages that change but are never crawled.
+    pub urls_starved: u64,
+    /// Hosts whose cap binds.
+    pub hosts_capped: u64,
+}
+
+/// Runs `plan` on `arena` (this worker's pages; `complete_obs` is each page's own observability and
+/// `pages_total` the page count over all workers). `on_point` sees every point as it is done.
+///
+/// The arena's responses, caps, floors and slot are changed along the way (and left changed).
+pub fn sweep<R: AllReduce>(
+    arena: &mut Arena,
+    complete_obs: &[bool],
+    pages_total: u64,
+    plan: &SweepPlan,
+    reduce: &mut R,
+    mut on_point: impl FnMut(&SweepPoint),
+) -> Vec<SweepPoint> {
+    let polite_caps = arena.cap.clone();
+    let mut points = Vec::new();
+    for &policy in &plan.policies {
+        for (k, &c) in complete_obs.iter().enumerate() {
+            arena.response[k] = Response::of(policy, c);
+        }
+        for polite in [true, false] {
+            arena.cap = if polite {
+                polite_caps.clone()
+            } else {
+                vec![f64::INFINITY; polite_caps.len()]
+            };
+            // The prelude depends on the bandwidth only through floors and the discrete slot.
+            let per_point_prelude = plan.floor > 0.0 || policy == Objective::BinaryDiscrete;
+            let mut pre: Option<Prelude> = None;
+            let mut previous: Vec<(f64, f64)> = Vec::new();
+            for &fraction in &plan.fractions {
+                let bandwidth = fraction * pages_total as f64;
+                arena.slot_days = 1.0 / bandwidth;
+                if plan.floor > 0.0 {
+                    arena.set_floor(plan.floor * fraction);
+                }
+                if per_point_prelude {
+                    pre = None;
+                }
+                let pre = &*pre.get_or_insert_with(|| reduce.all_reduce(prelude(arena)));
+                let guess = warm_guess(&previous, pre, bandwidth);
+                let solution = solve_from(arena, bandwidth, pre, guess, reduce, |_, _, _| {});
+                previous.push((bandwidth, solution.multiplier));
+                let mut local = PointTotals::default();
+                for (h, hp) in solution.hosts.iter().enumerate() {
+                    local.hosts_capped += hp.capped as u64;
+                    for i in arena.host_pages(h) {
+                        local
+                            .value
+                            .add(arena.page(i), solution.rates[i], complete_obs[i]);
+                    }
+                }
+                let t = reduce.all_reduce(local);
+                let point = SweepPoint {
+                    policy,
+                    polite,
+                    bandwidth_fraction: fraction,
+                    bandwidth,
+                    bandwidth_used: solution.bandwidth_used,
+                    multiplier: solution.multiplier,
+                    rounds: solution.rounds,
+                    cost_harmonic: t.value.harmonic_cost(),
+                    cost_binary: t.value.binary_cost(),
+                    cost_fixed_interval: t.value.fixed_interval_cost(),
+                    freshness_poisson: t.value.freshness_poisson(),
+                    freshness_fixed_interval: t.value.freshness_fixed_interval(),
+                    urls_starved: t.value.starved,
+                    hosts_capped: t.hosts_capped,
+                };
+                on_point(&point);
+                points.push(point);
+            }
+        }
+    }
+    arena.cap = polite_caps;
+    points
+}
+
+/// A first price for `bandwidth` from the points already solved: the multiplier is close to a power
+/// law in the bandwidth, so extrapolate the last two points in log-log; with one point, scale it by
+/// the prelude's model; with none, take the prelude's guess.
+pub fn warm_guess(previous: &[(f64, f64)], pre: &Prelude, bandwidth: f64) -> f64 {
+    let usable = |&&(r, nu): &&(f64, f64)| r > 0.0 && nu > 0.0 && nu.is_finite();
+    let known: Vec<&(f64, f64)> = previous.iter().rev().filter(usable).take(2).collect();
+    match known.as_slice() {
+        [(r1, nu1), (r2, nu2), ..] if r1 != r2 => {
+            let exponent = (nu1 / nu2).ln() / (r1 / r2).ln();
+            nu1 * (bandwidth / r1).powf(exponent)
+        }
+        [(r1, nu1), ..] => nu1 * pre.guess(bandwidth) / pre.guess(*r1),
+        [] => pre.guess(bandwidth),
+    }
+}
+
+#[derive(Clone, Default, Serialize, Deserialize)]
+struct PointTotals {
+    value: PolicyValue,
+    hosts_capped: u64,
+}
+
+impl Combine for PointTotals {
+    fn combine(&mut self, o: Self) {
+        self.value.combine(o.value);
+        self.hosts_capped += o.hosts_capped;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solve::reduce::Alone;
+    use crate::solve::solve;
+    use rand::{Rng, SeedableRng};
+
+    fn random_arena(seed: u64, complete_share: f64) -> (Arena, Vec<bool>) {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let mut arena = Arena::new();
+        let mut complete = Vec::new();
+        for _ in 0..40 {
+            let n = rng.random_range(1..30);
+            let cap = rng.random_range(0.5..20.0);
+            let pages: Vec<(f64, f64, Response)> = (0..n)
+                .map(|_| {
+                    let c = rng.random_bool(complete_share);
+                    complete.push(c);
+                    let mu = rng.random_range(0.01..10.0);
+                    let lambda = rng.random_range(0.001..5.0);
+                    (mu, lambda, Response::of(Objective::Harmonic, c))
+                })
+                .collect();
+            arena.push_host(cap, pages);
+        }
+        (arena, complete)
+    }
+
+    /// Every sweep point equals a cold `solve` of the same policy and bandwidth: warm starts change
+    /// the path of the search, never the answer.
+    #[test]
+    fn every_point_equals_a_cold_solve() {
+        let (mut arena, complete) = random_arena(7, 0.1);
+        let pages = arena.pages() as u64;
+        let plan = SweepPlan {
+            policies: vec![Objective::Harmonic, Objective::Binary, Objective::Uniform],
+            fractions: vec![0.05, 0.1, 0.3, 1.0, 3.0],
+            floor: 0.0,
+        };
+        let points = sweep(&mut arena, &complete, pages, &plan, &mut Alone, |_| {});
+        assert_eq!(points.len(), 3 * 2 * 5);
+        for p in &points {
+            let mut cold = arena.clone();
+            for (k, &c) in complete.iter().enumerate() {
+                cold.response[k] = Response::of(p.policy, c);
+            }
+            if !p.polite {
+                cold.cap = vec![f64::INFINITY; cold.hosts()];
+            }
+            let s = solve(&cold, p.bandwidth, &mut Alone, |_, _, _| {});
+            let mut value = PolicyValue::default();
+            for (i, &r) in s.rates.iter().enumerate() {
+                value.add(cold.page(i), r, complete[i]);
+            }
+            let scale = value.binary_cost().abs().max(1e-300);
+            assert!(
+                (value.binary_cost() - p.cost_binary).abs() <= 1e-10 * scale,
+                "{p:?}: cold J_b {}",
+                value.binary_cost()
+            );
+            assert!((s.bandwidth_used - p.bandwidth_used).abs() <= 1e-11 * p.bandwidth);
+        }
+    }
+
+    /// Politeness can only cost: at every bandwidth the polite optimum is no better than the
+    /// non-polite one on the policy's own objective, and both costs fall as bandwidth grows.
+    #[test]
+    fn politeness_costs_and_bandwidth_helps() {
+        let (mut arena, complete) = random_arena(11, 0.0);
+        let pages = arena.pages() as u64;
+        let plan = SweepPlan {
+            policies: vec![Objective::Harmonic, Objective::Binary],
+            fractions: vec![0.02, 0.05, 0.2, 0.5, 2.0],
+            floor: 0.0,
+        };
+        let points = sweep(&mut arena, &complete, pages, &plan, &mut Alone, |_| {});
+        for policy in [Objective::Harmonic, Objective::Binary] {
+            let own = |p: &SweepPoint| p.cost_harmonic.unwrap_or(f64::INFINITY);
+            let cost = |p: &SweepPoint| {
+                if policy == Objective::Harmonic {
+                    own(p)
+                } else {
+                    p.cost_binary
+                }
+            };
+            let polite: Vec<&SweepPoint> = points
+                .iter()
+                .filter(|p| p.policy == policy && p.polite)
+                .collect();
+            let free: Vec<&SweepPoint> = points
+                .iter()
+                .filter(|p| p.policy == policy && !p.polite)
+                .collect();
+            for (a, b) in polite.iter().zip(&free) {
+                assert!(cost(a) >= cost(b) * (1.0 - 1e-12), "{a:?} vs {b:?}");
+            }
+            for w in free.windows(2) {
+                assert!(cost(w[1]) < cost(w[0]));
+            }
+        }
+    }
+
+    #[test]
+    fn warm_starts_take_fewer_rounds_than_cold_ones() {
+        let (mut arena, complete) = random_arena(3, 0.0);
+        let pages = arena.pages() as u64;
+        let fractions: Vec<f64> = (0..20).map(|k| 0.01 * 1.25f64.powi(k)).collect();
+        let plan = SweepPlan {
+            policies: vec![Objective::Binary],
+            fractions: fractions.clone(),
+            floor: 0.0,
+        };
+        let points = sweep(&mut arena, &complete, pages, &plan, &mut Alone, |_| {});
+        let warm: u32 = points.iter().filter(|p| p.polite).map(|p| p.rounds).sum();
+        let mut cold_arena = arena.clone();
+        for (k, &c) in complete.iter().enumerate() {
+            cold_arena.response[k] = Response::of(Objective::Binary, c);
+        }
+        let cold: u32 = fractions
+            .iter()
+            .map(|f| solve(&cold_arena, f * pages as f64, &mut Alone, |_, _, _| {}).rounds)
+            .sum();
+        assert!(warm < cold, "warm {warm} rounds, cold {cold}");
+    }
+}
