@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 use revisit::gen::{generate, GenArgs};
 use revisit::job::config::RunArgs;
+use revisit::job::sweep::SweepArgs;
 use revisit::plan::PlanCrawlersArgs;
 
 // No custom global allocator: STACK.md found mimalloc faster when Strings were freed on other
@@ -28,6 +29,12 @@ enum Command {
     /// With no arguments it runs on the sample page set in data/ and writes out/.
     #[command(args_override_self = true)]
     Run(RunArgs),
+    /// The optimum of several policies over a range of bandwidths, with and without politeness:
+    /// a table (CSV, Parquet) and a plot (SVG) of staleness against bandwidth.
+    ///
+    /// The page set is read once; each bandwidth warm-starts from the previous one.
+    #[command(args_override_self = true)]
+    Sweep(SweepArgs),
     /// Write a synthetic, web-like page set (Parquet shards and a hosts table).
     Gen(GenArgs),
     /// How many crawlers should feed one indexer (Liu & Nain §1.2: M/M/1/K queue and an MDP).
@@ -66,6 +73,14 @@ fn main() -> ExitCode {
         Command::Run(args) => {
             let out = args.out.clone();
             revisit::job::run(args).map(|summary| {
+                if let Some(s) = summary {
+                    print!("{}", s.human(&out));
+                }
+            })
+        }
+        Command::Sweep(args) => {
+            let out = args.out.clone();
+            revisit::job::run_sweep(args).map(|summary| {
                 if let Some(s) = summary {
                     print!("{}", s.human(&out));
                 }

@@ -10,6 +10,8 @@ pub mod inputs;
 pub mod manifest;
 pub mod pages;
 pub mod parquet_out;
+pub mod plot;
 pub mod publish;
 pub mod rows;
 pub mod schema;
+pub mod sweep_table;

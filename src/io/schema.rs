@@ -61,3 +61,26 @@ pub fn rejected() -> SchemaRef {
         Field::new("change_rate", DataType::Float64, true),
     ]))
 }
+
+/// `sweep.parquet` (and `sweep.csv`): one row per policy, politeness and bandwidth of a sweep.
+pub fn sweep() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("policy", DataType::Utf8, false),
+        Field::new("polite", DataType::Boolean, false),
+        Field::new("bandwidth_fraction", DataType::Float64, false),
+        Field::new("bandwidth", DataType::Float64, false),
+        Field::new("bandwidth_used", DataType::Float64, false),
+        Field::new("multiplier", DataType::Float64, false),
+        Field::new("rounds", DataType::UInt32, false),
+        Field::new("cost_harmonic", DataType::Float64, true),
+        Field::new("cost_binary", DataType::Float64, false),
+        Field::new("cost_fixed_interval", DataType::Float64, false),
+        Field::new("freshness_poisson", DataType::Float64, false),
+        Field::new("freshness_fixed_interval", DataType::Float64, false),
+        Field::new("urls_starved", DataType::UInt64, false),
+        Field::new("hosts_capped", DataType::UInt64, false),
+    ]))
+}
+
+/// Units of the sweep table's numeric columns.
+pub const SWEEP_UNITS: &str = r#"{"bandwidth_fraction":"fetches per day per valid URL","bandwidth":"fetches per day","bandwidth_used":"fetches per day","multiplier":"utility per (fetch per day)","cost_harmonic":"importance x ln (harmonic staleness, NeurIPS'19 eq. 2); null when a changing URL is starved (infinite)","cost_binary":"importance x share of time stale, Poisson crawls","cost_fixed_interval":"importance x share of time stale, evenly spaced crawls","freshness_poisson":"importance-weighted share of time fresh","freshness_fixed_interval":"importance-weighted share of time fresh"}"#;

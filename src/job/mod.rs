@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod config;
 pub mod load;
 pub mod output;
+pub mod sweep;
 pub mod worker;
 
 use anyhow::{anyhow, Result};
@@ -17,17 +18,38 @@ use config::RunArgs;
 /// Runs the job in this process (one of `--processes`); returns the summary on process 0.
 pub fn run(args: RunArgs) -> Result<Option<Summary>> {
     args.validate()?;
-    let config = args.pages.cluster.config()?;
-    let processes = args.pages.cluster.processes;
+    let cluster = args.pages.cluster.clone();
+    execute(&cluster, move |worker, processes| {
+        worker::run_worker(worker, &args, processes)
+    })
+}
+
+/// Runs a sweep in this process; returns its summary on process 0.
+pub fn run_sweep(args: sweep::SweepArgs) -> Result<Option<sweep::SweepSummary>> {
+    args.validate()?;
+    let cluster = args.pages.cluster.clone();
+    execute(&cluster, move |worker, processes| {
+        sweep::run_sweep_worker(worker, &args, processes)
+    })
+}
+
+/// Starts the workers of this process in timely's cluster mode and runs `program` on each; returns
+/// the lead's result (process 0), or the first error of any worker.
+fn execute<T: Send + 'static>(
+    cluster: &cluster::ClusterArgs,
+    program: impl Fn(&mut timely::worker::Worker, usize) -> Result<Option<T>> + Send + Sync + 'static,
+) -> Result<Option<T>> {
+    let config = cluster.config()?;
+    let processes = cluster.processes;
     let guards = timely::execute(config, move |worker| {
-        worker::run_worker(worker, &args, processes).map_err(|e| format!("{e:#}"))
+        program(worker, processes).map_err(|e| format!("{e:#}"))
     })
     .map_err(|e| anyhow!("starting the workers: {e}"))?;
-    let mut summary = None;
+    let mut result = None;
     let mut first_error = None;
-    for result in guards.join() {
-        match result {
-            Ok(Ok(Some(s))) => summary = Some(s),
+    for r in guards.join() {
+        match r {
+            Ok(Ok(Some(s))) => result = Some(s),
             Ok(Ok(None)) => {}
             Ok(Err(e)) | Err(e) => {
                 first_error.get_or_insert(e);
@@ -36,6 +58,6 @@ pub fn run(args: RunArgs) -> Result<Option<Summary>> {
     }
     match first_error {
         Some(e) => Err(anyhow!(e)),
-        None => Ok(summary),
+        None => Ok(result),
     }
 }
