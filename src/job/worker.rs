@@ -20,7 +20,7 @@ use crate::io::manifest::{FileEntry, Manifest};
 use crate::io::pages::{Reason, Rejected};
 use crate::io::rows::RowBatch;
 use crate::io::{publish, schema};
-use crate::objective::value::PolicyValue;
+use crate::objective::value::{HostValue, PolicyValue};
 use crate::report::{peak_rss_bytes, rss_bytes, PhaseSeconds, Recommendation, Summary};
 use crate::schedule::assign::{assign, imbalance};
 use crate::solve::reduce::{AllReduce, Combine};
@@ -130,16 +130,15 @@ pub fn run_worker(
         let crawler = crawler_of(arranged.host_keys[h]);
         hosts_of_crawler[crawler as usize].push(h);
         let hp = solution.hosts[h];
+        let (mut value, mut objective) = (HostValue::default(), 0.0);
         for i in arena.host_pages(h) {
             let rate = solution.rates[i];
             // the page's own observability: the baselines' responses ignore it, the costs must not
-            costs
-                .value
-                .add(arena.page(i), rate, arranged.complete_obs[i]);
-            costs
-                .objective
-                .add(arena.response[i].cost(arena.page(i), rate));
+            value.add(arena.page(i), rate, arranged.complete_obs[i]);
+            objective += arena.response[i].cost(arena.page(i), rate);
         }
+        costs.value.add_host(&value);
+        costs.objective.add(objective);
         host_rows.push(HostRow {
             host: arranged.host_names[h].clone(),
             crawler,

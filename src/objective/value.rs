@@ -29,19 +29,52 @@ pub struct PolicyValue {
     pub pages: u64,
 }
 
+/// Plain sums over one host's pages, in page order (deterministic: a host lives on one worker and its
+/// pages are in canonical order), folded into a [`PolicyValue`] once per host: one exact addition
+/// per host and figure instead of one per page.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HostValue {
+    harmonic: f64,
+    binary: f64,
+    fixed_interval: f64,
+    importance: f64,
+    bandwidth: f64,
+    starved: u64,
+    pages: u64,
+}
+
+impl HostValue {
+    /// Adds one page at rate `rho` per day; `complete_obs` is the page's own observability.
+    #[inline]
+    pub fn add(&mut self, page: Page, rho: f64, complete_obs: bool) {
+        let (mu, lambda) = (page.importance, page.change_rate);
+        self.harmonic += harmonic_cost(mu, lambda, rho, complete_obs);
+        self.binary += binary_cost(mu, lambda, rho, complete_obs);
+        self.fixed_interval += Response::of(Objective::BinaryFixed, complete_obs).cost(page, rho);
+        self.importance += mu;
+        self.bandwidth += rho;
+        self.starved += (rho <= 0.0 && lambda > 0.0) as u64;
+        self.pages += 1;
+    }
+}
+
 impl PolicyValue {
     /// Adds one page at rate `rho` per day; `complete_obs` is the page's own observability.
     pub fn add(&mut self, page: Page, rho: f64, complete_obs: bool) {
-        let (mu, lambda) = (page.importance, page.change_rate);
-        self.harmonic
-            .add(harmonic_cost(mu, lambda, rho, complete_obs));
-        self.binary.add(binary_cost(mu, lambda, rho, complete_obs));
-        self.fixed_interval
-            .add(Response::of(Objective::BinaryFixed, complete_obs).cost(page, rho));
-        self.importance.add(mu);
-        self.bandwidth.add(rho);
-        self.starved += (rho <= 0.0 && lambda > 0.0) as u64;
-        self.pages += 1;
+        let mut one = HostValue::default();
+        one.add(page, rho, complete_obs);
+        self.add_host(&one);
+    }
+
+    /// Adds a host's sums.
+    pub fn add_host(&mut self, h: &HostValue) {
+        self.harmonic.add(h.harmonic);
+        self.binary.add(h.binary);
+        self.fixed_interval.add(h.fixed_interval);
+        self.importance.add(h.importance);
+        self.bandwidth.add(h.bandwidth);
+        self.starved += h.starved;
+        self.pages += h.pages;
     }
 
     /// J_h, or None when a starved page makes it infinite.

@@ -2,7 +2,7 @@
 //! solve), found by the same search as the global multiplier, on the host's pages alone.
 
 use super::arena::Arena;
-use super::demand::demand;
+use super::demand::{demand, Demand};
 use super::multiplier::{MultiplierSearch, Next, Observation};
 
 /// The price and step share at which a host's pages are rated.
@@ -22,8 +22,12 @@ pub struct HostPrice {
 
 /// Prices host `h` given the global multiplier `nu` and the global step share `fill`.
 pub fn price_host(arena: &Arena, h: usize, nu: f64, fill: f64) -> HostPrice {
+    price_host_from(arena, h, nu, fill, demand(arena, h, nu))
+}
+
+/// [`price_host`] given the host's demand `d` at `nu` (as the last round of the search computed it).
+pub fn price_host_from(arena: &Arena, h: usize, nu: f64, fill: f64, d: Demand) -> HostPrice {
     let cap = arena.cap[h];
-    let d = demand(arena, h, nu);
     let at_nu = d.right + fill * (d.left - d.right);
     if at_nu <= cap {
         return HostPrice {

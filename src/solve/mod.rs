@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::exact_sum::ExactSum;
 use arena::Arena;
 use demand::page_rate;
-use host_cap::{price_host, HostPrice};
+use host_cap::{price_host, price_host_from, HostPrice};
 use multiplier::{MultiplierSearch, Next};
 use reduce::{AllReduce, Combine};
 
@@ -78,8 +78,60 @@ pub fn solve_from<R: AllReduce>(
     pre: &spend::Prelude,
     guess: f64,
     reduce: &mut R,
-    mut on_round: impl FnMut(u32, f64, f64),
+    on_round: impl FnMut(u32, f64, f64),
 ) -> Solution {
+    let priced = price(arena, bandwidth, pre, guess, reduce, on_round);
+    let mut rates = Vec::with_capacity(arena.pages());
+    let mut budgets = Vec::with_capacity(arena.hosts());
+    let mut used = ExactSum::new();
+    for (h, hp) in priced.hosts.iter().enumerate() {
+        let mut budget = 0.0;
+        for i in arena.host_pages(h) {
+            let r = page_rate(arena, h, i, hp.price, hp.fill);
+            rates.push(r);
+            budget += r;
+        }
+        used.add(budget);
+        budgets.push(budget);
+    }
+    let totals = reduce.all_reduce(Totals { used });
+    Solution {
+        multiplier: priced.multiplier,
+        fill: priced.fill,
+        rounds: priced.rounds,
+        max_spend: priced.max_spend,
+        bandwidth_used: totals.used.value(),
+        hosts: priced.hosts,
+        budgets,
+        rates,
+    }
+}
+
+/// The prices of a solve: the global multiplier and every local host's own price.
+#[derive(Clone, Debug)]
+pub struct Priced {
+    /// The global multiplier nu (0 when the bandwidth cannot all be used).
+    pub multiplier: f64,
+    /// Share of the steps at nu that is taken.
+    pub fill: f64,
+    /// Rounds of the global search.
+    pub rounds: u32,
+    /// Fetches per day that pages and hosts could take at price 0 (may be +inf).
+    pub max_spend: f64,
+    /// Per local host: its price, share, whether capped, its demand at nu.
+    pub hosts: Vec<HostPrice>,
+}
+
+/// Finds the global multiplier for `bandwidth` (rounds of all-reduce from `guess`), then prices every
+/// local host: nu if its cap does not bind, else its own theta_h >= nu (DESIGN §2).
+pub fn price<R: AllReduce>(
+    arena: &Arena,
+    bandwidth: f64,
+    pre: &spend::Prelude,
+    guess: f64,
+    reduce: &mut R,
+    mut on_round: impl FnMut(u32, f64, f64),
+) -> Priced {
     let max_spend = pre.max_spend.value();
     let min_spend = pre.min_spend.value();
     assert!(
@@ -87,10 +139,15 @@ pub fn solve_from<R: AllReduce>(
         "the floors take {min_spend} of the {bandwidth} fetches per day: nothing is left to optimise (keep eps < 1)"
     );
     let (mut search, mut next) = MultiplierSearch::new(bandwidth, max_spend, guess);
+    // each host's demand at the latest price evaluated, reused when that price is the answer
+    let mut demands = Vec::with_capacity(arena.hosts());
+    let mut evaluated = f64::NAN;
     let (multiplier, fill) = loop {
         match next {
             Next::Evaluate(price) => {
-                let total = reduce.all_reduce(spend::spend_partial(arena, price));
+                let total =
+                    reduce.all_reduce(spend::spend_partial_keeping(arena, price, &mut demands));
+                evaluated = price;
                 let o = total.observation();
                 on_round(
                     search.rounds() + 1,
@@ -98,39 +155,33 @@ pub fn solve_from<R: AllReduce>(
                     (o.right - bandwidth) / bandwidth,
                 );
                 next = search.observe(o);
-                if let Next::Converged(_) = next {
-                    break (price, total.tie_fill(bandwidth));
+                if let Next::Converged(c) = next {
+                    // at the round cap the search answers its best observation, maybe an earlier one
+                    let fill = if c.price == price {
+                        total.tie_fill(bandwidth)
+                    } else {
+                        reduce
+                            .all_reduce(spend::spend_partial(arena, c.price))
+                            .tie_fill(bandwidth)
+                    };
+                    break (c.price, fill);
                 }
             }
             Next::Converged(o) => break (o.price, 1.0), // price 0: every page at its largest rate
         }
     };
     let hosts: Vec<HostPrice> = (0..arena.hosts())
-        .map(|h| price_host(arena, h, multiplier, fill))
+        .map(|h| match demands.get(h) {
+            Some(&d) if evaluated == multiplier => price_host_from(arena, h, multiplier, fill, d),
+            _ => price_host(arena, h, multiplier, fill),
+        })
         .collect();
-    let mut rates = Vec::with_capacity(arena.pages());
-    let mut budgets = Vec::with_capacity(arena.hosts());
-    let mut used = ExactSum::new();
-    for (h, hp) in hosts.iter().enumerate() {
-        let mut budget = 0.0;
-        for i in arena.host_pages(h) {
-            let r = page_rate(arena, h, i, hp.price, hp.fill);
-            rates.push(r);
-            budget += r;
-            used.add(r);
-        }
-        budgets.push(budget);
-    }
-    let totals = reduce.all_reduce(Totals { used });
-    Solution {
+    Priced {
         multiplier,
         fill,
         rounds: search.rounds(),
         max_spend,
-        bandwidth_used: totals.used.value(),
         hosts,
-        budgets,
-        rates,
     }
 }
 

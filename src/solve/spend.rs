@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::arena::Arena;
-use super::demand::demand;
+use super::demand::{demand, Demand};
 use super::multiplier::Observation;
 use super::reduce::Combine;
 use crate::exact_sum::ExactSum;
@@ -98,6 +98,13 @@ impl SpendPartial {
 
 /// This worker's spend partial at `price` over all hosts of `arena`.
 pub fn spend_partial(arena: &Arena, price: f64) -> SpendPartial {
+    spend_partial_keeping(arena, price, &mut Vec::new())
+}
+
+/// [`spend_partial`], keeping each host's demand at `price` in `demands` (one per host), so that
+/// pricing the hosts at the converged multiplier needs no further pass over the pages.
+pub fn spend_partial_keeping(arena: &Arena, price: f64, demands: &mut Vec<Demand>) -> SpendPartial {
+    demands.clear();
     let mut p = SpendPartial {
         price,
         next_above: f64::INFINITY,
@@ -107,6 +114,7 @@ pub fn spend_partial(arena: &Arena, price: f64) -> SpendPartial {
     for h in 0..arena.hosts() {
         let cap = arena.cap[h];
         let d = demand(arena, h, price);
+        demands.push(d);
         p.right.add(cap.min(d.right));
         p.left.add(cap.min(d.left));
         if d.right < cap {
