@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 use revisit::gen::{generate, GenArgs};
 use revisit::job::config::RunArgs;
+use revisit::job::evaluate::EvaluateArgs;
 use revisit::job::sweep::SweepArgs;
 use revisit::plan::PlanCrawlersArgs;
 
@@ -35,6 +36,10 @@ enum Command {
     /// The page set is read once; each bandwidth warm-starts from the previous one.
     #[command(args_override_self = true)]
     Sweep(SweepArgs),
+    /// The value of a rates table (ours or anyone's) on a page set: harmonic and binary staleness,
+    /// freshness, and the gap to each objective's optimum at the same bandwidth, polite and not.
+    #[command(args_override_self = true)]
+    Evaluate(EvaluateArgs),
     /// Write a synthetic, web-like page set (Parquet shards and a hosts table).
     Gen(GenArgs),
     /// How many crawlers should feed one indexer (Liu & Nain §1.2: M/M/1/K queue and an MDP).
@@ -84,6 +89,19 @@ fn main() -> ExitCode {
                 if let Some(s) = summary {
                     print!("{}", s.human(&out));
                 }
+            })
+        }
+        Command::Evaluate(args) => {
+            let json = args.json;
+            revisit::job::run_evaluate(args).and_then(|report| {
+                if let Some(r) = report {
+                    if json {
+                        println!("{}", serde_json::to_string_pretty(&r)?);
+                    } else {
+                        print!("{}", r.human());
+                    }
+                }
+                Ok(())
             })
         }
         Command::Gen(args) => generate(&args).map(|files| {

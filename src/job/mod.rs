@@ -5,6 +5,7 @@ pub mod arrange;
 pub mod channel;
 pub mod cluster;
 pub mod config;
+pub mod evaluate;
 pub mod load;
 pub mod output;
 pub mod sweep;
@@ -30,6 +31,15 @@ pub fn run_sweep(args: sweep::SweepArgs) -> Result<Option<sweep::SweepSummary>> 
     let cluster = args.pages.cluster.clone();
     execute(&cluster, move |worker, processes| {
         sweep::run_sweep_worker(worker, &args, processes)
+    })
+}
+
+/// Runs an evaluation in this process; returns its report on process 0.
+pub fn run_evaluate(args: evaluate::EvaluateArgs) -> Result<Option<evaluate::Evaluation>> {
+    args.validate()?;
+    let cluster = args.pages.cluster.clone();
+    execute(&cluster, move |worker, processes| {
+        evaluate::run_evaluate_worker(worker, &args, processes)
     })
 }
 
