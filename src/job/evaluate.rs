@@ -350,7 +350,7 @@ pub fn run_evaluate_worker(
     let join = reducer.all_reduce(join);
     let given = Value::of(&join.value);
     let bandwidth = args.bandwidth.unwrap_or(given.bandwidth);
-    if !(bandwidth > 0.0) {
+    if bandwidth.is_nan() || bandwidth <= 0.0 {
         bail!(
             "the evaluated rates sum to {} fetches per day: nothing to compare with (give --bandwidth, or check that the rates table's URLs are the pages' URLs)",
             given.bandwidth
