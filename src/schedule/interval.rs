@@ -24,6 +24,9 @@ pub fn stale_share(c: f64) -> f64 {
         let mut sum = 0.0;
         for n in 1..24 {
             sum += term;
+            if term.abs() <= 1e-17 * sum {
+                break; // alternating and decreasing: the rest is below the last bit
+            }
             term *= -c / (n as f64 + 2.0);
         }
         sum

@@ -113,11 +113,20 @@ pub fn page_steps(
     if change_rate <= 0.0 || cap == 0 {
         return none;
     }
+    // Most pages of a big capped host take 0 or 1 visits: settle those with one or two gains and
+    // skip the Lambert W guess (and its slope: Newton then reads the staircase's secant instead).
+    let few = gain(1) <= price || cap == 1 || gain(2) <= price;
     // rho(theta_rate) per day with theta_rate = price * T (Delta(k) ~ mu u'(k/T) / T)
     let rate_price = price * horizon_days;
-    let rho = fixed_interval::rate(importance, change_rate, rate_price);
-    let relaxed = rho * horizon_days;
-    let mut k = if relaxed.is_finite() {
+    let (rho, relaxed) = if few {
+        (0.0, 0.0)
+    } else {
+        let rho = fixed_interval::rate(importance, change_rate, rate_price);
+        (rho, rho * horizon_days)
+    };
+    let mut k = if few {
+        1
+    } else if relaxed.is_finite() {
         (relaxed + 0.5).floor().clamp(0.0, cap as f64) as u32
     } else {
         cap

@@ -91,9 +91,9 @@ proptest! {
         let g = greedy_visits(&arena, caps, &keys, DAY, budget);
 
         // feasibility
-        for h in 0..arena.hosts() {
+        for (h, &cap) in caps.iter().enumerate() {
             let sum: u64 = arena.host_pages(h).map(|i| v.counts[i] as u64).sum();
-            prop_assert!(sum <= caps[h] as u64, "host {h} over its cap");
+            prop_assert!(sum <= cap as u64, "host {h} over its cap");
             prop_assert_eq!(sum, v.host_visits[h]);
         }
         let used: u64 = v.counts.iter().map(|&x| x as u64).sum();
