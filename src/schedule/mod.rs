@@ -2,9 +2,15 @@
 //! assignment and sequencing, and the exact and simulated value of a timetable.
 
 pub mod assign;
+pub mod crawler;
+pub mod evaluate;
 pub mod greedy;
 pub mod interval;
+pub mod simulate;
+pub mod timetable;
 pub mod visits;
 
+#[cfg(test)]
+mod timetable_tests;
 #[cfg(test)]
 mod visits_tests;
