@@ -185,3 +185,120 @@ fn a_budget_beyond_the_caps_fills_every_cap() {
     assert_eq!(v.counts[2] + v.counts[3], 0);
     assert_eq!(v.counts, greedy_visits(&arena, &caps, &keys, DAY, 1_000));
 }
+
+/// An all-reduce between threads (a stand-in for the job's timely rounds): every worker posts its
+/// partial, all read all of them and combine in worker order.
+struct Threads {
+    me: usize,
+    board: std::sync::Arc<(std::sync::Mutex<Vec<Vec<u8>>>, std::sync::Barrier)>,
+}
+
+impl crate::solve::reduce::AllReduce for Threads {
+    fn all_reduce<
+        M: crate::solve::reduce::Combine
+            + serde::Serialize
+            + serde::de::DeserializeOwned
+            + Clone
+            + 'static,
+    >(
+        &mut self,
+        partial: M,
+    ) -> M {
+        let (board, barrier) = &*self.board;
+        board.lock().expect("board")[self.me] = bincode::serialize(&partial).expect("serialise");
+        barrier.wait();
+        let parts: Vec<M> = board
+            .lock()
+            .expect("board")
+            .iter()
+            .map(|b| bincode::deserialize(b).expect("deserialise"))
+            .collect();
+        barrier.wait(); // nobody posts the next round before all have read this one
+        let mut it = parts.into_iter();
+        let mut total = it.next().expect("one worker at least");
+        for p in it {
+            total.combine(p);
+        }
+        total
+    }
+}
+
+#[test]
+fn two_workers_give_the_single_worker_visits() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    // equal pages on different hosts make ties across workers
+    let hosts: Vec<Vec<(f64, f64)>> = (0..60)
+        .map(|h| {
+            (0..1 + 300 / (h + 1))
+                .map(|_| {
+                    (
+                        rng.random_range(1..4) as f64,
+                        rng.random_range(1..30) as f64,
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    let caps: Vec<u32> = (0..hosts.len() as u32).map(|h| 50 + 7 * h).collect();
+    let budget = 4_321;
+    let whole = arena_of(&hosts);
+    let keys: Vec<u64> = (0..whole.pages() as u64)
+        .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        .collect();
+    let alone = integer_visits(
+        &VisitProblem {
+            arena: &whole,
+            caps: &caps,
+            keys: &keys,
+            horizon: DAY,
+        },
+        budget,
+        &mut Alone,
+    );
+    assert_eq!(alone.used, budget);
+
+    // worker w holds hosts h with h % 2 == w, with the same keys
+    let board = std::sync::Arc::new((
+        std::sync::Mutex::new(vec![vec![]; 2]),
+        std::sync::Barrier::new(2),
+    ));
+    let results: Vec<(Vec<usize>, Visits)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2)
+            .map(|w| {
+                let (hosts, caps, keys, whole, board) =
+                    (&hosts, &caps, &keys, &whole, board.clone());
+                s.spawn(move || {
+                    let mine: Vec<usize> = (0..hosts.len()).filter(|h| h % 2 == w).collect();
+                    let arena =
+                        arena_of(&mine.iter().map(|&h| hosts[h].clone()).collect::<Vec<_>>());
+                    let my_caps: Vec<u32> = mine.iter().map(|&h| caps[h]).collect();
+                    let pages: Vec<usize> =
+                        mine.iter().flat_map(|&h| whole.host_pages(h)).collect();
+                    let my_keys: Vec<u64> = pages.iter().map(|&i| keys[i]).collect();
+                    let p = VisitProblem {
+                        arena: &arena,
+                        caps: &my_caps,
+                        keys: &my_keys,
+                        horizon: DAY,
+                    };
+                    (
+                        pages,
+                        integer_visits(&p, budget, &mut Threads { me: w, board }),
+                    )
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("worker"))
+            .collect()
+    });
+    for (pages, v) in &results {
+        assert_eq!(v.multiplier, alone.multiplier);
+        assert_eq!(v.used, budget);
+        for (k, &i) in pages.iter().enumerate() {
+            assert_eq!(v.counts[k], alone.counts[i], "page {i}");
+        }
+    }
+}
