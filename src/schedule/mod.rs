@@ -1,3 +1,16 @@
-//! From rates to who crawls what: hosts assigned to crawlers.
+//! From rates to who crawls what and when: integer visits per horizon, per-host timetables, crawler
+//! assignment and sequencing, and the exact and simulated value of a timetable.
 
 pub mod assign;
+pub mod crawler;
+pub mod evaluate;
+pub mod greedy;
+pub mod interval;
+pub mod simulate;
+pub mod timetable;
+pub mod visits;
+
+#[cfg(test)]
+mod timetable_tests;
+#[cfg(test)]
+mod visits_tests;

@@ -1,0 +1,165 @@
+//! One crawler's night: its hosts' timetables served at the crawler's rate, never impolitely
+//! (PUC-Rio Phase 3, §2.3).
+//!
+//! A planned visit is free at time t when its planned time is <= t and its host's previous fetch was
+//! at least P_h ago. Whenever the crawler can fetch (at least 1/c after its previous fetch) it takes
+//! a free visit: the paper takes the most delayed one (ties by host index); we take the one with the
+//! least slack, planned time + the host's spare time (shortest planned gap - P_h), ties by host
+//! index. Why: a host at its cap has gaps of exactly P_h, so a delay can never be caught up and
+//! ratchets through the night until its last visits no longer fit before the wrap-around; a host
+//! with spare time absorbs a delay at its next gap. With no spare anywhere the rule is the paper's.
+//! [`crawler_phases`] also puts the hosts' slots on distinct crawler ticks so that hosts at their
+//! caps do not collide in the first place. A visit is never moved earlier
+//! than planned, nor earlier than its host's previous fetch + P_h. Because the timetable repeats every
+//! horizon, a host's last fetch must also be at least P_h before its first fetch of the next night,
+//! and the crawler's last fetch 1/c before its first: a visit that cannot meet these before the
+//! horizon ends is dropped (and counted) rather than spilled into the next night.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::units::Seconds;
+
+/// One host as the crawler sees it: its planned visit times (sorted, in [0, T)) and its delay.
+#[derive(Clone, Copy, Debug)]
+pub struct CrawlerHost<'a> {
+    /// Planned times of the host's visits, seconds from the horizon start, non-decreasing.
+    pub planned_s: &'a [f64],
+    /// Minimum delay between two requests to the host.
+    pub min_delay: Seconds,
+}
+
+impl CrawlerHost<'_> {
+    /// How long a visit may slip without delaying the next: shortest cyclic planned gap - P_h.
+    fn spare_s(&self, horizon: Seconds) -> f64 {
+        let shortest = crate::schedule::timetable::cyclic_gaps(self.planned_s, horizon)
+            .fold(f64::INFINITY, f64::min);
+        (shortest - self.min_delay.0).max(0.0)
+    }
+}
+
+/// Phases (shares of one slot, for [`crate::schedule::timetable::host_timetable`]) for the hosts of
+/// one crawler given each host's slot length T / X_h: the n-th host by slot length (busiest first)
+/// starts at tick n / c, modulo its slot. Hosts whose slots are equal multiples of 1/c then never
+/// ask for the same tick, as long as there are fewer than c x slot of them (more would overload the
+/// crawler anyway).
+pub fn crawler_phases(slot_s: &[f64], rate_per_s: f64) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..slot_s.len()).collect();
+    order.sort_by(|&a, &b| slot_s[a].total_cmp(&slot_s[b]).then(a.cmp(&b)));
+    let mut phases = vec![0.0; slot_s.len()];
+    for (n, &h) in order.iter().enumerate() {
+        let slot = slot_s[h];
+        if slot > 0.0 && slot.is_finite() && rate_per_s > 0.0 {
+            phases[h] = ((n as f64 / rate_per_s) % slot / slot).clamp(0.0, 1.0 - f64::EPSILON);
+        }
+    }
+    phases
+}
+
+/// A crawler's timetable for the horizon, sorted by time.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CrawlerTimetable {
+    /// Fetch times, seconds from the horizon start, increasing.
+    pub at_s: Vec<f64>,
+    /// The host (index into the crawler's hosts) of each fetch.
+    pub host: Vec<u32>,
+    /// The visit (index into the host's planned times) of each fetch.
+    pub visit: Vec<u32>,
+    /// Planned visits that could not be served within the horizon.
+    pub dropped: u64,
+    /// Fetches served per fetch the crawler could make in the horizon (floor(c T)).
+    pub utilisation: f64,
+    /// Largest delay of a served visit behind its plan, seconds.
+    pub max_delay_s: f64,
+}
+
+impl CrawlerTimetable {
+    /// Visits served.
+    pub fn scheduled(&self) -> u64 {
+        self.at_s.len() as u64
+    }
+}
+
+/// Serves `hosts`' planned visits with one crawler fetching at most `rate_per_s` pages per second.
+pub fn sequence_crawler(
+    hosts: &[CrawlerHost],
+    rate_per_s: f64,
+    horizon: Seconds,
+) -> CrawlerTimetable {
+    let mut out = CrawlerTimetable::default();
+    let planned: u64 = hosts.iter().map(|h| h.planned_s.len() as u64).sum();
+    if rate_per_s.is_nan() || rate_per_s <= 0.0 || horizon.0.is_nan() || horizon.0 <= 0.0 {
+        out.dropped = planned;
+        return out;
+    }
+    let gap = 1.0 / rate_per_s;
+    let capacity = (rate_per_s * horizon.0).floor();
+    // The last fetch must leave 1/c before the next night's first fetch (at >= T).
+    let crawler_end = horizon.0 - gap;
+
+    let mut next = vec![0usize; hosts.len()]; // next planned visit of each host
+    let mut first = vec![f64::NAN; hosts.len()]; // first fetch of each host tonight
+                                                 // waiting: hosts whose next visit is not free yet, by the time it becomes free
+    let mut waiting: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
+    // free: hosts whose next visit is free, by planned time + spare (least slack first), then host
+    let mut free: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
+    // Times as ordered bit patterns: all are finite and >= 0, where f64 bits order like the values.
+    let key = |t: f64| t.max(0.0).to_bits();
+    let spare: Vec<f64> = hosts.iter().map(|h| h.spare_s(horizon)).collect();
+    for (h, host) in hosts.iter().enumerate() {
+        if let Some(&t) = host.planned_s.first() {
+            waiting.push(Reverse((key(t), h as u32)));
+        }
+    }
+    let mut t = 0.0f64;
+    loop {
+        while let Some(&Reverse((ready, h))) = waiting.peek() {
+            if f64::from_bits(ready) > t {
+                break;
+            }
+            waiting.pop();
+            let planned = hosts[h as usize].planned_s[next[h as usize]];
+            free.push(Reverse((key(planned + spare[h as usize]), h)));
+        }
+        let Some(Reverse((_, h))) = free.pop() else {
+            match waiting.peek() {
+                Some(&Reverse((ready, _))) => {
+                    t = t.max(f64::from_bits(ready));
+                    continue;
+                }
+                None => break,
+            }
+        };
+        let hi = h as usize;
+        let host = hosts[hi];
+        let deadline = if first[hi].is_nan() {
+            crawler_end
+        } else {
+            crawler_end.min(first[hi] + horizon.0 - host.min_delay.0)
+        };
+        if t > deadline {
+            // later visits of this host would be later still: drop them all
+            out.dropped += (host.planned_s.len() - next[hi]) as u64;
+            continue;
+        }
+        let j = next[hi];
+        out.at_s.push(t);
+        out.host.push(h);
+        out.visit.push(j as u32);
+        out.max_delay_s = out.max_delay_s.max(t - host.planned_s[j]);
+        if first[hi].is_nan() {
+            first[hi] = t;
+        }
+        next[hi] += 1;
+        if let Some(&p) = host.planned_s.get(next[hi]) {
+            waiting.push(Reverse((key(p.max(t + host.min_delay.0)), h)));
+        }
+        t += gap;
+    }
+    out.utilisation = if capacity > 0.0 {
+        out.scheduled() as f64 / capacity
+    } else {
+        0.0
+    };
+    out
+}

@@ -1,0 +1,341 @@
+//! Host timetables, crawler sequencing, exact evaluation and simulation, checked against each other.
+
+use proptest::prelude::*;
+use rand::SeedableRng;
+
+use super::crawler::{crawler_phases, sequence_crawler, CrawlerHost};
+use super::evaluate::evaluate_page;
+use super::simulate::simulate_page;
+use super::timetable::*;
+use super::visits::{host_visit_cap, periodic_staleness};
+use crate::units::Seconds;
+
+const DAY: Seconds = Seconds(86_400.0);
+/// Float slack on times of ~1e5 s (the slot arithmetic rounds in the last bits).
+const EPS: Seconds = Seconds(1e-6);
+
+fn times_of(t: &HostTimetable, page: u32) -> Vec<f64> {
+    t.at_s
+        .iter()
+        .zip(&t.page)
+        .filter(|(_, &p)| p == page)
+        .map(|(&a, _)| a)
+        .collect()
+}
+
+fn visits_strategy() -> impl Strategy<Value = (Vec<u32>, u64)> {
+    // pages' visits and a min delay that the total respects (X <= floor(T / P))
+    prop::collection::vec(0u32..40, 1..12).prop_flat_map(|v| {
+        let total: u64 = v.iter().map(|&x| x as u64).sum::<u64>().max(1);
+        (Just(v), 1u64..=(86_400 / total))
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_slotted_sequencing_is_polite_and_gives_every_page_its_visits(
+        (visits, delay) in visits_strategy(), phase in 0.0f64..1.0,
+    ) {
+        let p = Seconds(delay as f64);
+        prop_assert!(visits.iter().map(|&x| x as u64).sum::<u64>() <= host_visit_cap(DAY, p) as u64);
+        for seq in [Sequencing::Merge, Sequencing::Carousel, Sequencing::GoldenRatio] {
+            let t = host_timetable(&visits, DAY, phase, seq);
+            prop_assert!(t.at_s.windows(2).all(|w| w[0] <= w[1]));
+            prop_assert!(t.at_s.iter().all(|&a| (0.0..DAY.0).contains(&a)));
+            let (bad, shortest) = politeness_violations(&t.at_s, DAY, p, EPS);
+            prop_assert_eq!(bad, 0, "{:?}: shortest gap {} < {}", seq, shortest, delay);
+            for (i, &x) in visits.iter().enumerate() {
+                let mine = times_of(&t, i as u32);
+                prop_assert_eq!(mine.len(), x as usize);
+                // no sequencing beats even spacing (Liu & Nain Prop. 8: Schur convexity)
+                let exact = evaluate_page(&mine, 3.0, DAY).stale;
+                prop_assert!(exact >= periodic_staleness(3.0, 1.0, x) - 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn the_carousel_stays_within_one_visit_of_the_ideal_count(visits in prop::collection::vec(0u32..30, 1..10)) {
+        // Tijdeman's bound for the chairman assignment (PNAS'18 ref. 16): after every prefix of t
+        // slots, each page has |count - t x_i / X| < 1 visits.
+        let total: u64 = visits.iter().map(|&x| x as u64).sum();
+        prop_assume!(total > 0);
+        let t = host_timetable(&visits, DAY, 0.0, Sequencing::Carousel);
+        let mut seen = vec![0i128; visits.len()];
+        for (s, &i) in t.page.iter().enumerate() {
+            seen[i as usize] += 1;
+            for (k, &x) in visits.iter().enumerate() {
+                let dev = seen[k] * total as i128 - (s as i128 + 1) * x as i128;
+                prop_assert!(dev.abs() < total as i128, "page {} after {} slots of {}", k, s + 1, total);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_golden_ratio_sequence_is_liu_and_nains_example() {
+    // Liu & Nain §1.3.4: f = (2, 3, 3, 5)/13 gives {4,2,4,1,3,4,2,4,1,3,4,2,3} (pages from 1); a
+    // cyclic schedule is the same up to where the night starts.
+    let t = host_timetable(&[2, 3, 3, 5], DAY, 0.0, Sequencing::GoldenRatio);
+    let ours: Vec<u32> = t.page.iter().map(|p| p + 1).collect();
+    let paper = [4, 2, 4, 1, 3, 4, 2, 4, 1, 3, 4, 2, 3];
+    assert!(
+        (0..13).any(|r| ours[r..].iter().chain(&ours[..r]).eq(paper.iter())),
+        "{ours:?}"
+    );
+}
+
+#[test]
+fn merge_is_polite_where_mp2_is_not() {
+    // 40 pages of 1..4 visits on a host that may take one request per 10 minutes: MP2's per-page
+    // even spacing puts visits of different pages closer than the delay.
+    let visits: Vec<u32> = (0..40).map(|i| 1 + i % 4).collect();
+    let p = Seconds(600.0);
+    assert!(visits.iter().sum::<u32>() <= host_visit_cap(DAY, p));
+    let merged = host_timetable(&visits, DAY, 0.3, Sequencing::Merge);
+    let mp2 = host_timetable(&visits, DAY, 0.3, Sequencing::Mp2);
+    assert_eq!(politeness_violations(&merged.at_s, DAY, p, EPS).0, 0);
+    let (bad, shortest) = politeness_violations(&mp2.at_s, DAY, p, EPS);
+    assert!(bad > 0 && shortest < p.0, "{bad} {shortest}");
+    // MP2 spaces each page exactly evenly: its staleness is the bound S(x) page by page
+    for (i, &x) in visits.iter().enumerate() {
+        let e = evaluate_page(&times_of(&mp2, i as u32), 2.0, DAY).stale;
+        assert!((e - periodic_staleness(2.0, 1.0, x)).abs() < 1e-12);
+    }
+}
+
+#[test]
+fn merge_spaces_a_lone_page_evenly() {
+    let t = host_timetable(&[7], DAY, 0.25, Sequencing::Merge);
+    for g in cyclic_gaps(&t.at_s, DAY) {
+        assert!((g - DAY.0 / 7.0).abs() < 1e-9);
+    }
+    assert_eq!(t.at_s[0], 0.25 * DAY.0 / 7.0);
+}
+
+#[test]
+fn the_crawler_is_polite_keeps_its_rate_and_never_serves_early() {
+    // 30 hosts at their caps for P = 60 s on a crawler too slow for all of them: visits are delayed
+    // and some dropped, never impolite.
+    let p = Seconds(60.0);
+    let cap = host_visit_cap(DAY, p);
+    let visits = vec![cap / 3, cap / 3, cap - 2 * (cap / 3)];
+    let slots = vec![DAY.0 / cap as f64; 30];
+    let phases = crawler_phases(&slots, 1.0);
+    let tables: Vec<HostTimetable> = (0..30)
+        .map(|h| host_timetable(&visits, DAY, phases[h], Sequencing::Merge))
+        .collect();
+    let hosts: Vec<CrawlerHost> = tables
+        .iter()
+        .map(|t| CrawlerHost {
+            planned_s: &t.at_s,
+            min_delay: p,
+        })
+        .collect();
+    let planned: u64 = tables.iter().map(|t| t.at_s.len() as u64).sum();
+    for rate in [0.2, 0.5, 1.0] {
+        let c = sequence_crawler(&hosts, rate, DAY);
+        assert_eq!(c.scheduled() + c.dropped, planned);
+        assert!(
+            c.at_s.windows(2).all(|w| w[1] - w[0] >= 1.0 / rate - 1e-9),
+            "rate {rate}"
+        );
+        assert!(
+            c.at_s.first().unwrap_or(&0.0) + DAY.0 - c.at_s.last().unwrap_or(&0.0)
+                >= 1.0 / rate - 1e-9
+        );
+        assert!(c.scheduled() as f64 <= (rate * DAY.0).floor());
+        for (h, t) in tables.iter().enumerate() {
+            let mine: Vec<f64> = (0..c.at_s.len())
+                .filter(|&k| c.host[k] as usize == h)
+                .map(|k| c.at_s[k])
+                .collect();
+            let (bad, shortest) = politeness_violations(&mine, DAY, p, EPS);
+            assert_eq!(bad, 0, "host {h} at rate {rate}: {shortest}");
+            for k in (0..c.at_s.len()).filter(|&k| c.host[k] as usize == h) {
+                assert!(
+                    c.at_s[k] >= t.at_s[c.visit[k] as usize],
+                    "served before its plan"
+                );
+            }
+        }
+        // 30 hosts x 1440 visits = 0.5 per second: the slower crawlers must drop, the fast one not
+        if rate < 0.5 {
+            assert!(
+                c.dropped > 0 && c.utilisation > 0.99,
+                "{} {}",
+                c.dropped,
+                c.utilisation
+            );
+        }
+        if rate >= 1.0 {
+            // slots on distinct ticks: nothing waits, nothing is dropped
+            assert_eq!(c.dropped, 0);
+            assert!(c.max_delay_s <= 1e-6, "{}", c.max_delay_s);
+        }
+    }
+}
+
+#[test]
+fn the_crawler_repairs_mp2_into_a_polite_night() {
+    let visits: Vec<u32> = (0..40).map(|i| 1 + i % 4).collect();
+    let p = Seconds(600.0);
+    let mp2 = host_timetable(&visits, DAY, 0.0, Sequencing::Mp2);
+    let c = sequence_crawler(
+        &[CrawlerHost {
+            planned_s: &mp2.at_s,
+            min_delay: p,
+        }],
+        10.0,
+        DAY,
+    );
+    assert_eq!(politeness_violations(&c.at_s, DAY, p, EPS).0, 0);
+    assert_eq!(c.scheduled() + c.dropped, mp2.at_s.len() as u64);
+    assert!(c.max_delay_s > 0.0);
+}
+
+#[test]
+fn simulation_agrees_with_the_closed_forms() {
+    // Uneven timetables and rates from rare to many changes per interval; 4 standard errors.
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2026);
+    let cases: [(&[f64], f64); 4] = [
+        (&[0.0], 0.5),
+        (&[1_000.0, 5_000.0, 40_000.0], 3.0),
+        (&[0.0, 21_600.0, 43_200.0, 64_800.0], 24.0),
+        (&[300.0, 600.0, 80_000.0], 0.05),
+    ];
+    for (times, lambda) in cases {
+        let exact = evaluate_page(times, lambda, DAY);
+        let sim = simulate_page(times, lambda, DAY, 40_000, &mut rng).expect("valid input");
+        for (name, e, s) in [
+            ("stale", exact.stale, sim.stale),
+            ("harmonic", exact.harmonic, sim.harmonic),
+            ("missed", exact.missed_changes, sim.missed_changes),
+        ] {
+            println!(
+                "lambda {lambda}/day visits {times:?}: {name} exact {e:.6} simulated {:.6} +- {:.6} (95%: [{:.6}, {:.6}])",
+                s.mean, s.std_err, s.mean - 1.96 * s.std_err, s.mean + 1.96 * s.std_err
+            );
+            assert!(s.covers(e, 4.0), "{name}: exact {e} vs {s:?}");
+        }
+    }
+}
+
+#[test]
+fn polite_timetables_stay_above_the_weak_politeness_bound_and_close_to_it() {
+    // A small PUC-Rio instance (2,000 pages on 40 Zipf servers, P = 15 s, 2 crawlers): every
+    // timetable served by Phase 3 is polite, so its exact staleness is >= WP (Thm 1); the paper
+    // reports 3% above WP and the issue asks <= 2% for MERGE (checked on the planned timetable).
+    use super::crawler::crawler_phases;
+    use super::visits::{integer_visits, Staleness, VisitProblem};
+    use crate::objective::Response;
+    use crate::solve::arena::Arena;
+    use crate::solve::reduce::Alone;
+    use rand::Rng;
+    use rand_distr::{Distribution, Zipf};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let zipf = Zipf::new(40.0, 1.0).expect("zipf");
+    let mut rows: Vec<(u64, f64)> = (0..2_000)
+        .map(|_| (zipf.sample(&mut rng) as u64, rng.random_range(0.24..24.0)))
+        .collect();
+    rows.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let mut arena = Arena::new();
+    let mut k = 0;
+    while k < rows.len() {
+        let end = k + rows[k..].iter().take_while(|r| r.0 == rows[k].0).count();
+        arena.push_host(
+            f64::INFINITY,
+            rows[k..end]
+                .iter()
+                .map(|r| (1.0, r.1, Response::FixedInterval)),
+        );
+        k = end;
+    }
+    let p = Seconds(15.0);
+    let caps = vec![host_visit_cap(DAY, p); arena.hosts()];
+    let keys: Vec<u64> = (0..arena.pages() as u64).collect();
+    let rate = 0.5; // per crawler, 2 crawlers: 86,400 visits per day
+    let budget = (2.0 * rate * DAY.0) as u64;
+    let v = integer_visits(
+        &VisitProblem {
+            arena: &arena,
+            caps: &caps,
+            keys: &keys,
+            horizon: DAY,
+        },
+        budget,
+        &mut Alone,
+    );
+    let wp = Staleness::of(&arena, &v.counts, DAY).mean();
+    let loads: Vec<(u64, f64)> = (0..arena.hosts())
+        .map(|h| (h as u64, v.host_visits[h] as f64))
+        .collect();
+    let crawler_of = super::assign::assign(&loads, 2);
+    for seq in Sequencing::ALL {
+        let mut served: Vec<Vec<f64>> = vec![vec![]; arena.pages()];
+        let mut planned: Vec<Vec<f64>> = vec![vec![]; arena.pages()];
+        let mut dropped = 0;
+        for c in 0..2 {
+            let mine: Vec<usize> = (0..arena.hosts()).filter(|&h| crawler_of[h] == c).collect();
+            let slots: Vec<f64> = mine
+                .iter()
+                .map(|&h| DAY.0 / v.host_visits[h].max(1) as f64)
+                .collect();
+            let phases = crawler_phases(&slots, rate);
+            let tables: Vec<HostTimetable> = mine
+                .iter()
+                .zip(&phases)
+                .map(|(&h, &ph)| host_timetable(&v.counts[arena.host_pages(h)], DAY, ph, seq))
+                .collect();
+            let hosts: Vec<CrawlerHost> = tables
+                .iter()
+                .map(|t| CrawlerHost {
+                    planned_s: &t.at_s,
+                    min_delay: p,
+                })
+                .collect();
+            let night = sequence_crawler(&hosts, rate, DAY);
+            dropped += night.dropped;
+            for (n, t) in tables.iter().enumerate() {
+                for (j, &a) in t.at_s.iter().enumerate() {
+                    planned[arena.host_pages(mine[n]).start + t.page[j] as usize].push(a);
+                }
+            }
+            for k in 0..night.at_s.len() {
+                let (n, j) = (night.host[k] as usize, night.visit[k] as usize);
+                let page = arena.host_pages(mine[n]).start + tables[n].page[j] as usize;
+                served[page].push(night.at_s[k]);
+            }
+            for n in 0..mine.len() {
+                let at: Vec<f64> = (0..night.at_s.len())
+                    .filter(|&k| night.host[k] as usize == n)
+                    .map(|k| night.at_s[k])
+                    .collect();
+                assert_eq!(politeness_violations(&at, DAY, p, EPS).0, 0, "{seq:?}");
+            }
+        }
+        let stale: f64 = (0..arena.pages())
+            .map(|i| evaluate_page(&served[i], arena.change_rate[i], DAY).stale)
+            .sum::<f64>()
+            / arena.pages() as f64;
+        let inf: f64 = (0..arena.pages())
+            .map(|i| evaluate_page(&planned[i], arena.change_rate[i], DAY).stale)
+            .sum::<f64>()
+            / arena.pages() as f64;
+        println!(
+            "{seq:?}: staleness {stale:.5} (planned {inf:.5}), WP {wp:.5}, {:+.2}% ({:+.2}% planned), dropped {dropped}",
+            100.0 * (stale / wp - 1.0),
+            100.0 * (inf / wp - 1.0)
+        );
+        assert!(stale >= wp - 1e-12, "{seq:?} below the bound");
+        assert!(inf >= wp - 1e-12, "{seq:?} planned below the bound");
+        if seq == Sequencing::Merge {
+            // The timetable itself; what Phase 3 adds here is the visits it drops because the
+            // budget equals the crawlers' capacity and the assignment may load a crawler 1% over
+            // the mean (2 crawlers, 40 hosts: ~2% dropped, +4.4% staleness).
+            assert!(inf <= 1.02 * wp, "MERGE {inf} vs WP {wp}");
+        }
+    }
+}

@@ -1,0 +1,602 @@
+//! Integer visits per horizon: x_i evenly spaced visits of each URL in the horizon T, at most
+//! floor(T / P_h) per host, floor(R T) in total, maximising weighted freshness (PUC-Rio problem S).
+//!
+//! The objective is binary freshness of a cyclic timetable: with k evenly spaced visits per horizon
+//! the copy is stale a share S(k) = 1 - (1 - e^-c)/c of the time, c = lambda T / k (S(0) = 1), which
+//! is Cho & Garcia-Molina's fixed-interval freshness at rate k/T, i.e. the run's `binary-fixed`
+//! objective restricted to integers. PUC-Rio's A_i(x) = 1 + ((x+1)/(lambda T))(e^{-lambda T/(x+1)} - 1)
+//! is S(x + 1): the paper's horizon is not cyclic and starts with a fresh copy, which acts as one
+//! free visit. We keep the cyclic form because our timetables repeat every night.
+//!
+//! S is convex in k (k (1 - e^{-c/k}) is concave on [0, inf) and 0 at 0), so the marginal gains
+//! Delta_i(k) = mu_i (S(k-1) - S(k)) decrease in k, and the best response of a page to a price theta
+//! is the step function x_i(theta) = #{k : Delta_i(k) > theta} (PUC-Rio Phase 1's greedy is this
+//! threshold rule, Federgruen & Groenevelt). Host demand capped at floor(T/P_h) and the global budget
+//! are then solved by the same safeguarded multiplier search as the rates (DESIGN §2), generic over
+//! [`AllReduce`], so it runs distributed later; steps exactly at the final price are split by page key.
+
+use serde::{Deserialize, Serialize};
+
+use super::interval::{fresh_share, stale_share};
+use crate::exact_sum::ExactSum;
+use crate::objective::fixed_interval;
+use crate::solve::arena::Arena;
+use crate::solve::multiplier::{MultiplierSearch, Next, Observation};
+use crate::solve::reduce::{AllReduce, Combine};
+use crate::units::Seconds;
+
+/// A host's politeness cap in visits per horizon, floor(T / P) (PUC-Rio constraint (2)).
+///
+/// Division is correctly rounded, so an exact integer ratio (86400 / 15 = 5760) is never lost.
+pub fn host_visit_cap(horizon: Seconds, min_delay: Seconds) -> u32 {
+    if min_delay.0 <= 0.0 {
+        return u32::MAX;
+    }
+    (horizon.0 / min_delay.0)
+        .floor()
+        .clamp(0.0, u32::MAX as f64) as u32
+}
+
+/// The visit budget floor(R T) of a bandwidth in fetches per day over a horizon (PUC-Rio constraint (1)).
+pub fn visit_budget(bandwidth_per_day: f64, horizon: Seconds) -> u64 {
+    (bandwidth_per_day * horizon.days()).floor().max(0.0) as u64
+}
+
+/// Share of time the copy is stale with `k` evenly spaced visits per horizon (cyclic), S(k).
+#[inline]
+pub fn periodic_staleness(change_rate: f64, horizon_days: f64, k: u32) -> f64 {
+    if change_rate <= 0.0 {
+        return 0.0;
+    }
+    if k == 0 {
+        return 1.0;
+    }
+    stale_share(change_rate * horizon_days / k as f64)
+}
+
+/// Freshness gained by the k-th visit (k >= 1): mu (S(k-1) - S(k)), non-increasing in k.
+#[inline]
+pub fn marginal_gain(importance: f64, change_rate: f64, horizon_days: f64, k: u32) -> f64 {
+    if change_rate <= 0.0 || k == 0 {
+        return 0.0;
+    }
+    let c = change_rate * horizon_days;
+    if k == 1 {
+        return importance * fresh_share(c);
+    }
+    let (a, b) = (c / (k - 1) as f64, c / k as f64);
+    if b >= 1.0 {
+        // Rare visits: S(k-1) - S(k) = (1 - k e^-b + (k-1) e^-a) / c, where S(k-1) and S(k) are both
+        // near 1 and their difference would keep only the rounding (gains that are equal to the last
+        // bit then come out increasing).
+        importance * (1.0 - k as f64 * (-b).exp() + (k - 1) as f64 * (-a).exp()) / c
+    } else {
+        // Frequent visits: S is small and its difference loses only ~log2(k) bits.
+        importance * (stale_share(a) - stale_share(b))
+    }
+}
+
+/// One page's visits at a price: both one-sided limits of the step response and the nearest steps.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PageSteps {
+    /// #{k <= cap : Delta(k) > price}.
+    pub right: u32,
+    /// #{k <= cap : Delta(k) >= price}.
+    pub left: u32,
+    /// Delta(right) (smallest step above the price), +inf if right = 0.
+    pub next_above: f64,
+    /// Delta(left + 1) (largest step below the price), 0 if left = cap.
+    pub next_below: f64,
+    /// d x / d price of the continuous relaxation (<= 0), to let Newton move across the staircase.
+    pub slope: f64,
+}
+
+/// The step response of page (mu, lambda) to `price`, at most `cap` visits.
+///
+/// The continuous fixed-interval response (Lambert W) gives a guess within a step or two; concavity
+/// makes the local walk from the guess exact whatever the guess.
+pub fn page_steps(
+    importance: f64,
+    change_rate: f64,
+    horizon_days: f64,
+    cap: u32,
+    price: f64,
+) -> PageSteps {
+    let gain = |k: u32| marginal_gain(importance, change_rate, horizon_days, k);
+    let none = PageSteps {
+        right: 0,
+        left: 0,
+        next_above: f64::INFINITY,
+        next_below: 0.0,
+        slope: 0.0,
+    };
+    if change_rate <= 0.0 || cap == 0 {
+        return none;
+    }
+    // Most pages of a big capped host take 0 or 1 visits: settle those with one or two gains and
+    // skip the Lambert W guess (and its slope: Newton then reads the staircase's secant instead).
+    let few = gain(1) <= price || cap == 1 || gain(2) <= price;
+    // rho(theta_rate) per day with theta_rate = price * T (Delta(k) ~ mu u'(k/T) / T)
+    let rate_price = price * horizon_days;
+    let (rho, relaxed) = if few {
+        (0.0, 0.0)
+    } else {
+        let rho = fixed_interval::rate(importance, change_rate, rate_price);
+        (rho, rho * horizon_days)
+    };
+    let mut k = if few {
+        1
+    } else if relaxed.is_finite() {
+        (relaxed + 0.5).floor().clamp(0.0, cap as f64) as u32
+    } else {
+        cap
+    };
+    while k < cap && gain(k + 1) > price {
+        k += 1;
+    }
+    while k > 0 && gain(k) <= price {
+        k -= 1;
+    }
+    let right = k;
+    let mut left = right;
+    while left < cap && gain(left + 1) >= price {
+        left += 1;
+    }
+    let slope = if relaxed > 0.0 && relaxed < cap as f64 {
+        fixed_interval::slope(importance, change_rate, rate_price, rho)
+            * horizon_days
+            * horizon_days
+    } else {
+        0.0
+    };
+    PageSteps {
+        right,
+        left,
+        next_above: if right > 0 {
+            gain(right)
+        } else {
+            f64::INFINITY
+        },
+        next_below: if left < cap { gain(left + 1) } else { 0.0 },
+        slope,
+    }
+}
+
+/// What the integer problem reads: the arena's pages and hosts, caps in visits, and page keys.
+#[derive(Clone, Copy, Debug)]
+pub struct VisitProblem<'a> {
+    /// Pages grouped by host (importance, change rate per day); responses and floors are not read.
+    pub arena: &'a Arena,
+    /// Politeness cap of each host in visits per horizon ([`host_visit_cap`]); u32::MAX for none.
+    pub caps: &'a [u32],
+    /// A key per page, unique across all workers (e.g. the URL hash): ties at the threshold go to the
+    /// smallest keys, so the split does not depend on sharding.
+    pub keys: &'a [u64],
+    /// The horizon T.
+    pub horizon: Seconds,
+}
+
+/// A host's visits at a price, summed over its pages.
+#[derive(Clone, Copy, Debug, Default)]
+struct HostSteps {
+    right: u64,
+    left: u64,
+    slope: f64,
+    next_above: f64,
+    next_below: f64,
+}
+
+impl VisitProblem<'_> {
+    fn days(&self) -> f64 {
+        self.horizon.days()
+    }
+
+    fn page(&self, h: usize, i: usize, price: f64) -> PageSteps {
+        let a = self.arena;
+        page_steps(
+            a.importance[i],
+            a.change_rate[i],
+            self.days(),
+            self.caps[h],
+            price,
+        )
+    }
+
+    fn host(&self, h: usize, price: f64) -> HostSteps {
+        let mut s = HostSteps {
+            next_above: f64::INFINITY,
+            ..Default::default()
+        };
+        for i in self.arena.host_pages(h) {
+            let p = self.page(h, i, price);
+            s.right += p.right as u64;
+            s.left += p.left as u64;
+            s.slope += p.slope;
+            s.next_above = s.next_above.min(p.next_above);
+            s.next_below = s.next_below.max(p.next_below);
+        }
+        s
+    }
+
+    /// Most visits host `h` can use: its cap if any page changes, else 0.
+    fn host_max(&self, h: usize) -> u64 {
+        let changes = self
+            .arena
+            .host_pages(h)
+            .any(|i| self.arena.change_rate[i] > 0.0);
+        if changes {
+            self.caps[h] as u64
+        } else {
+            0
+        }
+    }
+}
+
+/// One worker's visits at a price, capped per host; combined exactly across workers.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct VisitSpend {
+    /// The price evaluated.
+    pub price: f64,
+    /// sum_h min(cap_h, sum_i x_i(price+)).
+    pub right: u64,
+    /// sum_h min(cap_h, sum_i x_i(price-)).
+    pub left: u64,
+    /// Slope of the uncapped hosts' relaxed demand.
+    pub slope: ExactSum,
+    /// Smallest step above the price.
+    pub next_above: f64,
+    /// Largest step below the price.
+    pub next_below: f64,
+}
+
+impl Combine for VisitSpend {
+    fn combine(&mut self, other: Self) {
+        self.right += other.right;
+        self.left += other.left;
+        self.slope.merge(&other.slope);
+        self.next_above = self.next_above.min(other.next_above);
+        self.next_below = self.next_below.max(other.next_below);
+    }
+}
+
+/// This worker's capped visits at `price`.
+pub fn visit_spend(problem: &VisitProblem, price: f64) -> VisitSpend {
+    let mut s = VisitSpend {
+        price,
+        next_above: f64::INFINITY,
+        ..Default::default()
+    };
+    for h in 0..problem.arena.hosts() {
+        let cap = problem.caps[h] as u64;
+        let d = problem.host(h, price);
+        s.right += d.right.min(cap);
+        s.left += d.left.min(cap);
+        if d.right < cap {
+            s.slope.add(d.slope);
+        }
+        s.next_above = s.next_above.min(d.next_above);
+        s.next_below = s.next_below.max(d.next_below);
+    }
+    s
+}
+
+/// What a worker knows before the first round: the most its hosts can take, and moments for a guess.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct VisitPrelude {
+    /// sum_h (cap_h if a page of h changes, else 0).
+    pub max_visits: u64,
+    /// sum_i sqrt(mu_i lambda_i / 2) (frequent visits: x ~ T (sqrt(mu lambda/(2 theta T)) - lambda/3)).
+    pub root_moment: ExactSum,
+    /// sum_i lambda_i / 3.
+    pub offset_moment: ExactSum,
+}
+
+impl Combine for VisitPrelude {
+    fn combine(&mut self, other: Self) {
+        self.max_visits = self.max_visits.saturating_add(other.max_visits);
+        self.root_moment.merge(&other.root_moment);
+        self.offset_moment.merge(&other.offset_moment);
+    }
+}
+
+fn visit_prelude(problem: &VisitProblem) -> VisitPrelude {
+    let mut p = VisitPrelude::default();
+    let a = problem.arena;
+    for h in 0..a.hosts() {
+        p.max_visits = p.max_visits.saturating_add(problem.host_max(h));
+        for i in a.host_pages(h) {
+            p.root_moment
+                .add((0.5 * a.importance[i] * a.change_rate[i].max(0.0)).sqrt());
+            p.offset_moment.add(a.change_rate[i].max(0.0) / 3.0);
+        }
+    }
+    p
+}
+
+/// Tied steps at the final price that fit under their hosts' caps: (page key, step), smallest first,
+/// at most `keep`; combining keeps the `keep` smallest of the union (associative and commutative).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TiedSteps {
+    /// How many of the smallest to keep (the visits still to hand out).
+    pub keep: u64,
+    /// (key, step index within the page's tie), sorted.
+    pub steps: Vec<(u64, u32)>,
+}
+
+impl Combine for TiedSteps {
+    fn combine(&mut self, other: Self) {
+        self.steps.extend(other.steps);
+        self.steps.sort_unstable();
+        self.steps.dedup();
+        self.steps.truncate(self.keep as usize);
+    }
+}
+
+/// The integer visits of one worker's pages, with the global figures every worker agrees on.
+#[derive(Clone, Debug)]
+pub struct Visits {
+    /// The global price nu (0 when the hosts cannot use the whole budget).
+    pub multiplier: f64,
+    /// Rounds of the global search (each one all-reduce).
+    pub rounds: u32,
+    /// The budget floor(R T).
+    pub budget: u64,
+    /// Visits the hosts could take at most (sum of caps of hosts with a changing page).
+    pub max_visits: u64,
+    /// Visits handed out in total (= min(budget, max_visits) unless the search hit its round limit).
+    pub used: u64,
+    /// Per local host: its price theta_h (= nu unless capped).
+    pub host_price: Vec<f64>,
+    /// Per local host: whether its politeness cap binds.
+    pub host_capped: Vec<bool>,
+    /// Per local host: its visits per horizon.
+    pub host_visits: Vec<u64>,
+    /// Per local page: visits per horizon.
+    pub counts: Vec<u32>,
+}
+
+/// Solves the integer problem on this worker's pages given a budget of visits per horizon.
+///
+/// Every worker must call it with the same budget and its own pages; `reduce` combines partials.
+pub fn integer_visits<R: AllReduce>(problem: &VisitProblem, budget: u64, reduce: &mut R) -> Visits {
+    let a = problem.arena;
+    assert_eq!(problem.caps.len(), a.hosts(), "one cap per host");
+    assert_eq!(problem.keys.len(), a.pages(), "one key per page");
+    let pre = reduce.all_reduce(visit_prelude(problem));
+    let target = budget as f64;
+    let (root, offset) = (pre.root_moment.value(), pre.offset_moment.value());
+    let t = problem.days();
+    let guess = if root > 0.0 {
+        let s = (target + t * offset) / (t.sqrt() * root);
+        1.0 / (s * s)
+    } else {
+        1.0
+    };
+    let (mut search, mut next) = MultiplierSearch::new(target, pre.max_visits as f64, guess);
+    let mut last: Option<VisitSpend> = None;
+    let nu = loop {
+        match next {
+            Next::Evaluate(price) => {
+                let total = reduce.all_reduce(visit_spend(problem, price));
+                let o = Observation {
+                    price,
+                    right: total.right as f64,
+                    left: total.left as f64,
+                    slope: total.slope.value(),
+                    next_above: total.next_above,
+                    next_below: total.next_below,
+                };
+                next = search.observe(o);
+                last = Some(total);
+                if let Next::Converged(c) = next {
+                    break c.price;
+                }
+            }
+            Next::Converged(o) => break o.price,
+        }
+    };
+    // The last evaluation is the converged price unless the search stopped at an older observation
+    // (round limit): evaluate again then, so the tie split below sees the right counts.
+    let at_nu = match last {
+        Some(s) if s.price == nu => s,
+        _ if nu > 0.0 => reduce.all_reduce(visit_spend(problem, nu)),
+        _ => VisitSpend::default(),
+    };
+
+    let mut counts = vec![0u32; a.pages()];
+    let mut host_price = vec![nu; a.hosts()];
+    let mut host_capped = vec![false; a.hosts()];
+    let mut host_visits = vec![0u64; a.hosts()];
+
+    if nu > 0.0 {
+        // Steps at nu: each host offers min(room under its cap, its tied steps), smallest keys first.
+        let keep = budget.saturating_sub(at_nu.right);
+        let mut local = TiedSteps {
+            keep,
+            steps: vec![],
+        };
+        for h in 0..a.hosts() {
+            let cap = problem.caps[h] as u64;
+            let mut right = 0u64;
+            let mut tied = vec![];
+            for i in a.host_pages(h) {
+                let p = problem.page(h, i, nu);
+                right += p.right as u64;
+                if p.left > p.right {
+                    tied.push((problem.keys[i], p.left - p.right));
+                }
+            }
+            let room = cap.saturating_sub(right);
+            let mut steps: Vec<(u64, u32)> = tied
+                .iter()
+                .flat_map(|&(key, n)| (0..n).map(move |j| (key, j)))
+                .collect();
+            steps.sort_unstable();
+            steps.truncate(room.min(keep) as usize);
+            local.steps.extend(steps);
+        }
+        local.steps.sort_unstable();
+        local.steps.truncate(keep as usize);
+        let chosen = reduce.all_reduce(local);
+        let last_taken = chosen.steps.last().copied();
+
+        for h in 0..a.hosts() {
+            let cap = problem.caps[h] as u64;
+            let pages = a.host_pages(h);
+            let mut right = 0u64;
+            let mut tied = vec![];
+            for i in pages.clone() {
+                let p = problem.page(h, i, nu);
+                counts[i] = p.right;
+                right += p.right as u64;
+                for j in 0..(p.left - p.right) {
+                    tied.push((problem.keys[i], j, i));
+                }
+            }
+            // the host's tied steps inside the globally chosen prefix, within its room (as offered)
+            tied.sort_unstable();
+            let room = cap.saturating_sub(right) as usize;
+            let mut taken = 0u64;
+            if let Some(lt) = last_taken {
+                for &(key, j, i) in tied.iter().take(room) {
+                    if (key, j) <= lt {
+                        counts[i] += 1;
+                        taken += 1;
+                    }
+                }
+            }
+            if right > cap {
+                // the cap binds: undo and price the host on its own
+                let (price, c) = price_capped_host(problem, h, nu);
+                host_price[h] = price;
+                host_capped[h] = true;
+                for (i, v) in pages.zip(c) {
+                    counts[i] = v;
+                }
+                host_visits[h] = cap;
+            } else {
+                host_capped[h] = right + taken == cap && cap > 0;
+                host_visits[h] = right + taken;
+            }
+        }
+    } else {
+        // Price 0: every host takes all it can, so a host with a changing page is at its cap.
+        for h in 0..a.hosts() {
+            let (price, c) = price_capped_host(problem, h, 0.0);
+            host_price[h] = price;
+            host_capped[h] = problem.host_max(h) > 0;
+            for (i, v) in a.host_pages(h).zip(c) {
+                counts[i] = v;
+            }
+            host_visits[h] = problem.host_max(h);
+        }
+    }
+    let used = reduce.all_reduce(UsedVisits(host_visits.iter().sum())).0;
+    Visits {
+        multiplier: nu,
+        rounds: search.rounds(),
+        budget,
+        max_visits: pre.max_visits,
+        used,
+        host_price,
+        host_capped,
+        host_visits,
+        counts,
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct UsedVisits(u64);
+
+impl Combine for UsedVisits {
+    fn combine(&mut self, other: Self) {
+        self.0 += other.0;
+    }
+}
+
+/// A capped host's own price theta_h >= nu with x(theta_h+) <= cap <= x(theta_h-), and its pages'
+/// counts with the tie split by key to fill the cap exactly (or all it can use, when that is less).
+fn price_capped_host(problem: &VisitProblem, h: usize, nu: f64) -> (f64, Vec<u32>) {
+    let cap = problem.caps[h] as u64;
+    let observe = |price: f64| {
+        let d = problem.host(h, price);
+        Observation {
+            price,
+            right: d.right as f64,
+            left: d.left as f64,
+            slope: d.slope,
+            next_above: d.next_above,
+            next_below: d.next_below,
+        }
+    };
+    let pages = problem.arena.host_pages(h);
+    let at_nu = observe(nu);
+    let price = if at_nu.right <= cap as f64 {
+        nu
+    } else {
+        let (mut search, mut next) = MultiplierSearch::from_below(cap as f64, at_nu);
+        loop {
+            match next {
+                Next::Evaluate(p) => next = search.observe(observe(p)),
+                Next::Converged(o) => break o.price,
+            }
+        }
+    };
+    let mut counts = Vec::with_capacity(pages.len());
+    let mut tied = vec![];
+    let mut right = 0u64;
+    for (local, i) in pages.enumerate() {
+        let p = problem.page(h, i, price);
+        counts.push(p.right);
+        right += p.right as u64;
+        if p.left > p.right {
+            tied.push((i, local, p.left - p.right));
+        }
+    }
+    let mut order: Vec<(u64, u32, usize)> = tied
+        .iter()
+        .flat_map(|&(i, local, n)| (0..n).map(move |j| (problem.keys[i], j, local)))
+        .collect();
+    order.sort_unstable();
+    for &(_, _, local) in order.iter().take(cap.saturating_sub(right) as usize) {
+        counts[local] += 1;
+    }
+    (price, counts)
+}
+
+/// Weighted staleness sum_i mu_i S(x_i) and the weight sum_i mu_i of one worker's pages (exact
+/// partials): their ratio for the optimal counts is PUC-Rio's Weak-Politeness bound (Thm 1), and
+/// with no caps the NonPolite bound.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Staleness {
+    /// sum_i mu_i S(x_i).
+    pub weighted: ExactSum,
+    /// sum_i mu_i.
+    pub weight: ExactSum,
+}
+
+impl Combine for Staleness {
+    fn combine(&mut self, other: Self) {
+        self.weighted.merge(&other.weighted);
+        self.weight.merge(&other.weight);
+    }
+}
+
+impl Staleness {
+    /// Of `counts` evenly spaced visits of each page of `arena` over `horizon`.
+    pub fn of(arena: &Arena, counts: &[u32], horizon: Seconds) -> Self {
+        let mut s = Staleness::default();
+        for (i, &k) in counts.iter().enumerate() {
+            let mu = arena.importance[i];
+            s.weighted
+                .add(mu * periodic_staleness(arena.change_rate[i], horizon.days(), k));
+            s.weight.add(mu);
+        }
+        s
+    }
+
+    /// The weighted mean staleness sum mu S / sum mu.
+    pub fn mean(&self) -> f64 {
+        self.weighted.value() / self.weight.value()
+    }
+}
