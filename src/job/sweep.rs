@@ -161,7 +161,7 @@ impl SweepSummary {
             };
             if let (Some(a), Some(b)) = (at(true), at(false)) {
                 let show = |c: Option<f64>| c.map(|c| format!("{c:.6e}")).unwrap_or("inf".into());
-                let price = match (a.cost_harmonic, b.cost_harmonic) {
+                let price = match (own_cost(a), own_cost(b)) {
                     (Some(x), Some(y)) if y > 0.0 => format!("{:+.3}", 100.0 * (x / y - 1.0)),
                     _ => "-".into(),
                 };
@@ -177,10 +177,19 @@ impl SweepSummary {
             }
         }
         s += &format!(
-            "  (price % = harmonic cost with politeness / without - 1)\nwrote {}/sweep.csv, sweep.parquet, sweep.svg, summary.json\n",
+            "  (price % = the policy's own cost with politeness / without - 1: J_b for binary, the\n   evenly spaced staleness for binary-fixed, J_h for the others)\nwrote {}/sweep.csv, sweep.parquet, sweep.svg, summary.json\n",
             out.display()
         );
         s
+    }
+}
+
+/// The cost a policy is judged by: its own objective, J_h for the harmonic family and the baselines.
+fn own_cost(p: &SweepPoint) -> Option<f64> {
+    match p.policy {
+        Objective::Binary | Objective::BinaryDiscrete => Some(p.cost_binary),
+        Objective::BinaryFixed => Some(p.cost_fixed_interval),
+        _ => p.cost_harmonic,
     }
 }
 
