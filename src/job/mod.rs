@@ -5,6 +5,7 @@ pub mod arrange;
 pub mod channel;
 pub mod cluster;
 pub mod config;
+mod flag_sort;
 pub mod output;
 pub mod worker;
 
