@@ -28,6 +28,8 @@ use crate::units::{per_horizon, PerDay, Seconds};
 
 /// Text bytes after which a batch in transit is sent (bounds buffering, amortises per-record costs).
 const BATCH_TEXT_BYTES: usize = 1 << 20;
+/// Room past [`BATCH_TEXT_BYTES`] for the row that crosses it (a longer row grows the batch once).
+const BATCH_TEXT_SLACK: usize = 4 << 10;
 /// The version written into summaries and file metadata.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -99,8 +101,14 @@ pub fn run_worker(
                     row.origin,
                 );
                 if batch.text_bytes() >= BATCH_TEXT_BYTES {
-                    pages_channel
-                        .send(std::mem::replace(batch, RowBatch::new(dest as u32)).sealed());
+                    // the next batch will hold about as many rows as this one
+                    let rows = batch.len();
+                    let next = RowBatch::with_capacity(
+                        dest as u32,
+                        BATCH_TEXT_BYTES + BATCH_TEXT_SLACK,
+                        rows + rows / 8,
+                    );
+                    pages_channel.send(std::mem::replace(batch, next).sealed());
                 }
             },
             |r| rejected.push(r),
@@ -270,7 +278,7 @@ pub fn run_worker(
     // rows is ever copied at a time.
     for first in (0..args.crawlers).step_by(peers) {
         for crawler in first..(first + peers as u32).min(args.crawlers) {
-            let mut batch = output_batch(crawler, peers);
+            let mut batch = output_batch(crawler, peers, 0);
             for &h in &hosts_of_crawler[crawler as usize] {
                 let capped = solution.hosts[h].capped;
                 batch
@@ -295,8 +303,9 @@ pub fn run_worker(
                     }
                 }
                 if batch.text_bytes() >= BATCH_TEXT_BYTES {
-                    crawler_channel
-                        .send(std::mem::replace(&mut batch, output_batch(crawler, peers)).sealed());
+                    // the next batch will hold about as many rows as this one
+                    let next = output_batch(crawler, peers, batch.len());
+                    crawler_channel.send(std::mem::replace(&mut batch, next).sealed());
                 }
             }
             if !batch.is_empty() {
@@ -526,8 +535,21 @@ pub fn crawler_digits(crawlers: u32) -> usize {
     (crawlers.saturating_sub(1).to_string().len()).max(3)
 }
 
-fn output_batch(crawler: u32, peers: usize) -> RowBatch {
-    let mut b = RowBatch::new(crawler % peers as u32);
+/// An output batch for `crawler`, with room for about `rows` rows (none: it grows as filled).
+fn output_batch(crawler: u32, peers: usize, rows: usize) -> RowBatch {
+    let mut b = if rows == 0 {
+        RowBatch::new(crawler % peers as u32)
+    } else {
+        let rows = rows + rows / 8;
+        let mut b = RowBatch::with_capacity(
+            crawler % peers as u32,
+            BATCH_TEXT_BYTES + BATCH_TEXT_SLACK,
+            rows,
+        );
+        b.crawl_rate.reserve(rows);
+        b.host_capped.reserve(rows);
+        b
+    };
     b.group = crawler;
     b
 }
