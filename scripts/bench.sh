@@ -11,7 +11,7 @@ workers=${WORKERS:-2}
 objective=${OBJECTIVE:-harmonic}
 dir=${BENCH_DIR:-bench-data}/$urls
 cargo build --release --quiet
-bin=target/release/revisit
+bin=${CARGO_TARGET_DIR:-target}/release/revisit
 if [ ! -f "$dir/hosts.parquet" ]; then
   "$bin" gen --urls "$urls" --shards 16 --row-group-rows 131072 --out "$dir" >&2
 fi

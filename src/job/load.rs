@@ -20,6 +20,8 @@ use crate::units::Seconds;
 
 /// Text bytes after which a batch in transit is sent (bounds buffering, amortises per-record costs).
 pub const BATCH_TEXT_BYTES: usize = 1 << 20;
+/// Room past [`BATCH_TEXT_BYTES`] for the row that crosses it (a longer row grows the batch once).
+const BATCH_TEXT_SLACK: usize = 4 << 10;
 
 /// A worker's share of the page set, arranged by host, with the counts every worker agrees on.
 pub struct Loaded {
@@ -107,8 +109,14 @@ pub fn load(
                     row.origin,
                 );
                 if batch.text_bytes() >= BATCH_TEXT_BYTES {
-                    pages_channel
-                        .send(std::mem::replace(batch, RowBatch::new(dest as u32)).sealed());
+                    // the next batch will hold about as many rows as this one
+                    let rows = batch.len();
+                    let next = RowBatch::with_capacity(
+                        dest as u32,
+                        BATCH_TEXT_BYTES + BATCH_TEXT_SLACK,
+                        rows + rows / 8,
+                    );
+                    pages_channel.send(std::mem::replace(batch, next).sealed());
                 }
             },
             |r| rejected.push(r),

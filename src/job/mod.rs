@@ -6,6 +6,7 @@ pub mod channel;
 pub mod cluster;
 pub mod config;
 pub mod evaluate;
+mod flag_sort;
 pub mod load;
 pub mod output;
 pub mod sweep;
