@@ -9,6 +9,7 @@ pub mod evaluate;
 pub mod load;
 pub mod output;
 pub mod sweep;
+pub mod visits;
 pub mod worker;
 
 use anyhow::{anyhow, Result};
