@@ -10,6 +10,7 @@ pub mod job;
 pub mod objective;
 pub mod plan;
 pub mod report;
+pub mod rfc3339;
 pub mod schedule;
 pub mod solve;
 pub mod units;

@@ -31,6 +31,37 @@ pub struct Recommendation {
     pub index_gamma: f64,
 }
 
+/// What `run --timetable` scheduled (PUC-Rio's three phases) and how stale it is, exactly.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TimetableSummary {
+    /// merge, mp2, carousel or golden-ratio.
+    pub sequencing: String,
+    /// Fetches per second of each crawler.
+    pub crawler_rate_per_s: f64,
+    /// The integer problem's budget floor(R T) in visits per horizon.
+    pub visits_budget: u64,
+    /// Visits the integer solution hands out (<= budget: politeness caps may leave some unusable).
+    pub visits_planned: u64,
+    /// Fetches in the visits tables.
+    pub visits_scheduled: u64,
+    /// Planned visits dropped because a crawler could not serve them within the horizon.
+    pub visits_dropped: u64,
+    /// Largest served share of one crawler's floor(rate x horizon) fetches.
+    pub crawler_utilisation_max: f64,
+    /// Largest delay of a fetch behind its host's planned time, seconds.
+    pub delay_max_s: f64,
+    /// The integer problem's price nu (PUC-Rio Phase 1 threshold on marginal gains).
+    pub multiplier: f64,
+    /// Rounds of its search (each one all-reduce).
+    pub rounds: u32,
+    /// Importance-weighted mean staleness of the timetables as served, exact (Liu & Nain Lemma 3).
+    pub staleness: f64,
+    /// Weak-Politeness lower bound: the integer visits evenly spaced (PUC-Rio Thm 1).
+    pub staleness_weak_politeness: f64,
+    /// The same bound without politeness caps (PUC-Rio's NonPolite).
+    pub staleness_non_polite: f64,
+}
+
 /// What a run did, written to `summary.json` (rates per day, costs as in NeurIPS'19 eqs. 2, 12-13).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Summary {
@@ -74,6 +105,9 @@ pub struct Summary {
     /// The crawler count the static indexer model recommends (with --index-rate).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recommended_crawlers: Option<Recommendation>,
+    /// The crawlers' timetables (with --timetable).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timetable: Option<TimetableSummary>,
     /// Peak resident memory of the largest process, bytes.
     pub peak_rss_bytes: u64,
     pub seconds: PhaseSeconds,
@@ -130,6 +164,29 @@ impl Summary {
             s += &format!(
                 "  indexer ({} pages/day, buffer {}): the static model recommends {} crawlers at {:.1} pages/day each (cost {:.6})\n",
                 r.index_rate, r.index_buffer, r.crawlers, r.arrival_rate_per_crawler, r.cost
+            );
+        }
+        if let Some(t) = &self.timetable {
+            let over = |b: f64| if b > 0.0 { 100.0 * (t.staleness / b - 1.0) } else { 0.0 };
+            s += &format!(
+                "  timetable ({}, {:.4} fetches/s per crawler): {} visits scheduled, {} dropped for crawler capacity, of {} planned (budget {}); max crawler utilisation {:.4}\n",
+                t.sequencing,
+                t.crawler_rate_per_s,
+                t.visits_scheduled,
+                t.visits_dropped,
+                t.visits_planned,
+                t.visits_budget,
+                t.crawler_utilisation_max
+            );
+            s += &format!(
+                "    timetable staleness {:.6}, Weak-Politeness bound {:.6} ({:+.2}%), non-polite bound {:.6} ({:+.2}%); integer multiplier {:.6e} after {} rounds\n",
+                t.staleness,
+                t.staleness_weak_politeness,
+                over(t.staleness_weak_politeness),
+                t.staleness_non_polite,
+                over(t.staleness_non_polite),
+                t.multiplier,
+                t.rounds
             );
         }
         s += &format!(

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 
 /// Page sets as `revisit gen` writes them (the input schema with every optional column).
 pub fn pages() -> SchemaRef {
@@ -31,6 +31,27 @@ pub fn rates() -> SchemaRef {
 
 /// Units of the rates table's numeric columns (written into the Parquet metadata).
 pub const RATES_UNITS: &str = r#"{"importance":"relative weight","change_rate":"changes per day","crawl_rate":"fetches per day","crawl_probability":"probability of a fetch on each change notice"}"#;
+
+/// `visits/crawler=NNN/part-*.parquet`: one row per fetch of the crawler's timetable, by time;
+/// `at` (UTC timestamp) only when the run was given `--start`.
+pub fn visits(with_timestamp: bool) -> SchemaRef {
+    let mut fields = vec![
+        Field::new("at_s", DataType::Float64, false),
+        Field::new("url", DataType::Utf8, false),
+        Field::new("host", DataType::Utf8, false),
+    ];
+    if with_timestamp {
+        fields.push(Field::new(
+            "at",
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            false,
+        ));
+    }
+    Arc::new(Schema::new(fields))
+}
+
+/// Units of the visits table's columns.
+pub const VISITS_UNITS: &str = r#"{"at_s":"seconds from the horizon start; the timetable repeats every horizon; gaps hold to 1e-6 s","at":"UTC, microseconds (horizon start + at_s)"}"#;
 
 /// `hosts/part-*.parquet`: one row per host.
 pub fn hosts() -> SchemaRef {

@@ -26,6 +26,13 @@ pub fn host_key(host: &[u8]) -> u64 {
     host_key128(host) as u64
 }
 
+/// A stable 64-bit key of a URL (the low bits of the identity that orders a host's pages): the
+/// same on every worker count, so the integer visits split their ties by it.
+#[inline]
+pub fn url_key(url: &[u8]) -> u64 {
+    xxh3_128_with_seed(url, URL_KEY_SEED) as u64
+}
+
 /// The worker a host's pages go to.
 #[inline]
 pub fn route(host: &[u8], peers: usize) -> u32 {
@@ -51,6 +58,8 @@ pub struct Arranged {
     pub host_keys: Vec<u64>,
     /// 128-bit identity of each arena host (for the canonical order of output rows).
     pub host_ids: Vec<u128>,
+    /// Politeness delay of each arena host (from the hosts table, else the default).
+    pub host_delays: Vec<Seconds>,
     /// Rows dropped as duplicates of an earlier row (first by file, then row).
     pub duplicates: Vec<Rejected>,
 }
@@ -214,6 +223,7 @@ pub fn arrange(
     let mut dest: Vec<u32> = vec![u32::MAX; keys.len()];
     let mut arena = Arena::new();
     let (mut host_names, mut host_keys, mut host_ids) = (Vec::new(), Vec::new(), Vec::new());
+    let mut host_delays = Vec::new();
     let mut duplicates = Vec::new();
     let mut url_end: Vec<u64> = Vec::with_capacity(keys.len());
     let mut text_len = 0u64;
@@ -261,6 +271,7 @@ pub fn arrange(
         let id = join(host);
         host_keys.push(id as u64);
         host_ids.push(id);
+        host_delays.push(delay);
     }
     let n = url_end.len();
     // Zeroed allocations come from the OS untouched: pages become resident as they are written.
@@ -320,6 +331,7 @@ pub fn arrange(
         host_names,
         host_keys,
         host_ids,
+        host_delays,
         duplicates,
     }
 }

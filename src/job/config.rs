@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use crate::job::cluster::ClusterArgs;
 use crate::objective::Objective;
+use crate::schedule::timetable::Sequencing;
+use crate::units::SECONDS_PER_DAY;
 
 /// Folder of the sample page set shipped in the repository (used when no input is given).
 pub const SAMPLE_PAGES: &str = "data/pages";
@@ -118,10 +120,41 @@ pub struct RunArgs {
     /// Cost of an idle indexer in lost pages per day (with --index-rate; default: the index rate).
     #[arg(long)]
     pub index_gamma: Option<f64>,
+    /// Also write each crawler's timetable for one horizon, DIR/visits/crawler=NNN/: integer visits
+    /// per URL that maximise binary freshness of evenly spaced visits (PUC-Rio Phase 1, whatever
+    /// --objective the rates use) within the bandwidth and the hosts' caps, per-host schedules
+    /// (--sequencing), then each crawler's fetches at --crawler-rate, never impolite (Phase 3).
+    /// Off by default: the other tables are the same with or without it.
+    #[arg(long)]
+    pub timetable: bool,
+    /// How a host's visits are ordered in time (with --timetable): merge (PUC-Rio MERGE), mp2
+    /// (each URL evenly spaced, no merge), carousel (earliest deadline, PNAS'18 Alg. 3),
+    /// golden-ratio (Liu & Nain §1.3.4).
+    #[arg(long, value_enum, default_value_t = Sequencing::Merge)]
+    pub sequencing: Sequencing,
+    /// Fetches per second one crawler can make (with --timetable). Default: 1.25 x bandwidth /
+    /// crawlers / 86400, i.e. 25% headroom over a crawler's mean share of the bandwidth.
+    #[arg(long, value_name = "FETCHES_PER_S")]
+    pub crawler_rate: Option<f64>,
+    /// Start of the horizon, RFC 3339 (e.g. 2026-11-23T00:00:00Z; with --timetable): the visits
+    /// tables then also have an `at` timestamp column (UTC, microseconds).
+    #[arg(long, value_name = "RFC3339")]
+    pub start: Option<String>,
 }
 
 /// The bandwidth default when neither --bandwidth nor --bandwidth-fraction is given.
 pub const DEFAULT_BANDWIDTH_FRACTION: f64 = 0.2;
+
+/// Default --crawler-rate: this much more than a crawler's mean share of the bandwidth.
+pub const CRAWLER_RATE_HEADROOM: f64 = 1.25;
+
+/// The crawler rate in fetches per second: --crawler-rate, else [`CRAWLER_RATE_HEADROOM`] x the
+/// bandwidth (fetches per day) shared by the crawlers.
+pub fn crawler_rate(given: Option<f64>, bandwidth_per_day: f64, crawlers: u32) -> f64 {
+    given.unwrap_or(
+        CRAWLER_RATE_HEADROOM * bandwidth_per_day / crawlers.max(1) as f64 / SECONDS_PER_DAY,
+    )
+}
 
 impl RunArgs {
     /// Checks the numeric parameters before any work starts.
@@ -150,6 +183,18 @@ impl RunArgs {
                  (--objective uniform is the policy of a floor of 1)",
                 self.floor
             );
+        }
+        if let Some(c) = self.crawler_rate {
+            if !(c.is_finite() && c > 0.0) {
+                bail!("--crawler-rate must be a positive number of fetches per second, got {c}");
+            }
+        }
+        if let Some(s) = &self.start {
+            crate::rfc3339::parse_micros(s)
+                .map_err(|e| anyhow::anyhow!("--start {s}: {e}"))?;
+        }
+        if !self.timetable && (self.crawler_rate.is_some() || self.start.is_some()) {
+            bail!("--crawler-rate and --start describe the timetable: give --timetable too");
         }
         if let Some(mu) = self.index_rate {
             if !(mu.is_finite() && mu > 0.0) {
@@ -234,7 +279,7 @@ pub fn expand_job_file(argv: Vec<String>) -> anyhow::Result<Vec<String>> {
 
 /// Whether run's arguments include a positional (an input), knowing which options take a value.
 fn has_positional(args: &[String]) -> bool {
-    const FLAGS: [&str; 3] = ["-q", "--quiet", "--help"];
+    const FLAGS: [&str; 4] = ["-q", "--quiet", "--help", "--timetable"];
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];

@@ -10,6 +10,7 @@ mod flag_sort;
 pub mod load;
 pub mod output;
 pub mod sweep;
+pub mod visits;
 pub mod worker;
 
 use anyhow::{anyhow, Result};

@@ -192,3 +192,42 @@ pub fn write_rejected(
     }
     writer.finish()
 }
+
+/// Writes a crawler's visits table: `fetches` (at_s, host, page) in time order, with the `at`
+/// timestamp column when the horizon start is known (microseconds since the epoch).
+pub fn write_visits(
+    path: &Path,
+    hosts: &[crate::job::visits::VisitHost],
+    fetches: &[(f64, u32, u32)],
+    start_us: Option<i64>,
+    metadata: &[(String, String)],
+) -> Result<(u64, u64)> {
+    let schema = schema::visits(start_us.is_some());
+    let mut writer = parquet_out::Writer::create(path, schema.clone(), metadata, ROW_GROUP_ROWS)?;
+    for chunk in fetches.chunks(ROW_GROUP_ROWS) {
+        let (mut url, mut host) = (Utf8Column::default(), Utf8Column::default());
+        let mut at_s = Float64Builder::new();
+        let mut at = Vec::with_capacity(chunk.len());
+        for &(t, h, page) in chunk {
+            let hh = &hosts[h as usize];
+            at_s.append_value(t);
+            url.push(hh.urls[page as usize].as_bytes());
+            host.push(hh.name.as_bytes());
+            if let Some(s) = start_us {
+                at.push(s + (t * 1e6).round() as i64);
+            }
+        }
+        let mut columns: Vec<ArrayRef> = vec![
+            Arc::new(at_s.finish()),
+            Arc::new(url.finish()?),
+            Arc::new(host.finish()?),
+        ];
+        if start_us.is_some() {
+            columns.push(Arc::new(
+                arrow_array::TimestampMicrosecondArray::from(at).with_timezone("UTC"),
+            ));
+        }
+        writer.write(&RecordBatch::try_new(schema.clone(), columns)?)?;
+    }
+    writer.finish()
+}

@@ -12,16 +12,22 @@ use timely::worker::Worker;
 
 use super::arrange::Reading;
 use super::channel::{Reducer, Shuffle};
-use super::config::{RunArgs, DEFAULT_BANDWIDTH_FRACTION};
+use super::config::{crawler_rate, RunArgs, DEFAULT_BANDWIDTH_FRACTION};
 use super::load::{load, BATCH_TEXT_BYTES};
 use super::output::{write_hosts, write_rates, write_rejected, HostRow};
+use super::visits::{
+    plan, unvisited_staleness, write_crawler_visits, Planned, TimetableParams, VisitBatch,
+    VisitHost, VisitTotals,
+};
 use crate::exact_sum::ExactSum;
 use crate::io::manifest::{FileEntry, Manifest};
 use crate::io::pages::{Reason, Rejected};
 use crate::io::rows::RowBatch;
 use crate::io::{publish, schema};
 use crate::objective::value::{HostValue, PolicyValue};
-use crate::report::{peak_rss_bytes, rss_bytes, PhaseSeconds, Recommendation, Summary};
+use crate::report::{
+    peak_rss_bytes, rss_bytes, PhaseSeconds, Recommendation, Summary, TimetableSummary,
+};
 use crate::schedule::assign::{assign, imbalance};
 use crate::solve::reduce::{AllReduce, Combine};
 use crate::solve::solve;
@@ -53,6 +59,9 @@ pub fn run_worker(
     publish::check_replaceable(&args.out)?;
     let mut pages_channel = Shuffle::<RowBatch>::new(worker, "ByHost", |b| b.dest as u64);
     let mut crawler_channel = Shuffle::<RowBatch>::new(worker, "ByCrawler", |b| b.dest as u64);
+    let mut visit_channel = args
+        .timetable
+        .then(|| Shuffle::<VisitBatch>::new(worker, "ToTimetable", |b| b.dest as u64));
     let mut gather_channel = Shuffle::<(u32, Vec<u8>)>::new(worker, "ToLead", |m| m.0 as u64);
     let mut reducer = Reducer::new(worker);
     let reading = Reading {
@@ -119,9 +128,40 @@ pub fn run_worker(
         solve_done.elapsed().as_secs_f64()
     ));
 
+    // Integer visits (with --timetable): every worker takes part in the rounds.
+    let horizon = Seconds(args.pages.horizon_s);
+    let planned: Option<Planned> = if args.timetable {
+        let p = plan(&arranged, bandwidth, horizon, &mut reducer);
+        say(format!(
+            "integer visits: {} of budget {} after {} rounds (multiplier {:.6e}); Weak-Politeness bound {:.6}",
+            p.visits.used,
+            p.visits.budget,
+            p.visits.rounds,
+            p.visits.multiplier,
+            p.weak_politeness.mean()
+        ));
+        Some(p)
+    } else {
+        None
+    };
+    let timetable = TimetableParams {
+        horizon,
+        sequencing: args.sequencing,
+        crawler_rate: crawler_rate(args.crawler_rate, bandwidth, args.crawlers),
+        start_us: match &args.start {
+            Some(s) => Some(
+                crate::rfc3339::parse_micros(s).map_err(|e| anyhow::anyhow!("--start: {e}"))?,
+            ),
+            None => None,
+        },
+    };
+    let mut visit_totals = VisitTotals::default();
+    if let Some(p) = &planned {
+        visit_totals.staleness = unvisited_staleness(&arranged, &p.visits.counts, horizon);
+    }
+
     // Hosts and rejections go to the lead, which writes their tables.
     fail_point("write", index);
-    let horizon = Seconds(args.pages.horizon_s);
     let arena = &arranged.arena;
     let mut costs = Costs::default();
     let mut host_rows = Vec::with_capacity(arena.hosts());
@@ -159,6 +199,9 @@ pub fn run_worker(
     let run_id = reducer.all_reduce(RunId(run_id_candidate()));
     let staging = publish::staging_dir(&args.out, &format!("{:016x}", run_id.0));
     let metadata = file_metadata(args, solution.multiplier, bandwidth);
+    let visit_metadata = planned
+        .as_ref()
+        .map(|p| visits_metadata(&metadata, args, &timetable, p.visits.multiplier));
     let mut files_written = Vec::new();
     let mut error: Option<(u32, String)> = None;
     if lead {
@@ -205,14 +248,46 @@ pub fn run_worker(
             if !batch.is_empty() {
                 crawler_channel.send(batch.sealed());
             }
+            if let (Some(p), Some(channel)) = (&planned, visit_channel.as_mut()) {
+                let dest = crawler % peers as u32;
+                let mut batch = VisitBatch { dest, hosts: vec![] };
+                let mut text = 0;
+                for &h in &hosts_of_crawler[crawler as usize] {
+                    if let Some(host) = VisitHost::of(&arranged, &p.visits.counts, h) {
+                        text += host.text_bytes();
+                        batch.hosts.push(host);
+                    }
+                    if text >= BATCH_TEXT_BYTES {
+                        let next = VisitBatch { dest, hosts: vec![] };
+                        channel.send(std::mem::replace(&mut batch, next));
+                        text = 0;
+                    }
+                }
+                if !batch.hosts.is_empty() {
+                    channel.send(batch);
+                }
+            }
         }
         let mine = crawler_channel.finish_round(reducer.worker);
+        let mine_visits = visit_channel
+            .as_mut()
+            .map(|c| c.finish_round(reducer.worker));
         say(format!("crawlers {first}..: rows at their writers"));
         let crawler = first + index as u32;
         if crawler < args.crawlers && error.is_none() {
             match write_crawler(&staging, args.crawlers, crawler, &mine, &metadata) {
                 Ok(entry) => files_written.push(entry),
                 Err(e) => error = Some((index as u32, format!("{e:#}"))),
+            }
+            if let (Some(batches), Some(meta)) = (mine_visits, &visit_metadata) {
+                let width = crawler_digits(args.crawlers);
+                match write_crawler_visits(&staging, width, crawler, batches, &timetable, meta) {
+                    Ok((entry, totals)) => {
+                        files_written.push(entry);
+                        visit_totals.combine(totals);
+                    }
+                    Err(e) => error = Some((index as u32, format!("{e:#}"))),
+                }
             }
             say(format!("crawler {crawler}: written"));
         }
@@ -226,6 +301,7 @@ pub fn run_worker(
         solve_done.elapsed().as_secs_f64()
     ));
     costs.peak_rss = peak_rss_bytes();
+    costs.visits = visit_totals;
     let fin = reducer.all_reduce(Final {
         error,
         files: files_written,
@@ -267,6 +343,31 @@ pub fn run_worker(
         }
         None => None,
     };
+    let timetable_summary = planned.as_ref().map(|p| TimetableSummary {
+        sequencing: sequencing_name(args.sequencing),
+        crawler_rate_per_s: timetable.crawler_rate,
+        visits_budget: p.visits.budget,
+        visits_planned: p.visits.used,
+        visits_scheduled: c.visits.scheduled,
+        visits_dropped: c.visits.dropped,
+        crawler_utilisation_max: c.visits.utilisation_max,
+        delay_max_s: c.visits.delay_max_s,
+        multiplier: p.visits.multiplier,
+        rounds: p.visits.rounds,
+        staleness: c.visits.staleness.value() / p.weak_politeness.weight.value(),
+        staleness_weak_politeness: p.weak_politeness.mean(),
+        staleness_non_polite: p.non_polite.mean(),
+    });
+    if let Some(t) = &timetable_summary {
+        if t.visits_scheduled + t.visits_dropped != t.visits_planned {
+            bail!(
+                "internal error: visits do not add up ({} planned, {} scheduled, {} dropped); nothing published",
+                t.visits_planned,
+                t.visits_scheduled,
+                t.visits_dropped
+            );
+        }
+    }
     let write_done = Instant::now();
     let summary = Summary {
         version: VERSION.to_owned(),
@@ -292,6 +393,7 @@ pub fn run_worker(
         hosts_capped: c.hosts_capped,
         crawler_load_max_over_mean: load_ratio,
         recommended_crawlers,
+        timetable: timetable_summary,
         workers: peers / processes,
         processes,
         peak_rss_bytes: c.peak_rss,
@@ -449,6 +551,33 @@ fn file_metadata(args: &RunArgs, multiplier: f64, bandwidth: f64) -> Vec<(String
     ]
 }
 
+/// The rates files' metadata plus what the timetable was made with.
+fn visits_metadata(
+    metadata: &[(String, String)],
+    args: &RunArgs,
+    t: &TimetableParams,
+    multiplier: f64,
+) -> Vec<(String, String)> {
+    let mut m = metadata.to_vec();
+    m.extend([
+        ("revisit.sequencing".into(), sequencing_name(t.sequencing)),
+        ("revisit.crawler_rate_per_s".into(), format!("{}", t.crawler_rate)),
+        ("revisit.visits_multiplier".into(), format!("{multiplier}")),
+        ("revisit.units.visits".into(), schema::VISITS_UNITS.into()),
+    ]);
+    if let Some(s) = &args.start {
+        m.push(("revisit.start".into(), s.clone()));
+    }
+    m
+}
+
+/// The command-line name of a sequencing (merge, mp2, carousel, golden-ratio).
+fn sequencing_name(s: crate::schedule::timetable::Sequencing) -> String {
+    clap::ValueEnum::to_possible_value(&s)
+        .map(|v| v.get_name().to_owned())
+        .unwrap_or_default()
+}
+
 fn run_id_candidate() -> u64 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -522,6 +651,8 @@ struct Costs {
     hosts: u64,
     hosts_capped: u64,
     peak_rss: u64,
+    /// The timetables (with --timetable).
+    visits: VisitTotals,
 }
 
 impl Combine for Costs {
@@ -533,6 +664,7 @@ impl Combine for Costs {
         self.hosts += o.hosts;
         self.hosts_capped += o.hosts_capped;
         self.peak_rss = self.peak_rss.max(o.peak_rss);
+        self.visits.combine(o.visits);
     }
 }
 
