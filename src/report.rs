@@ -167,7 +167,13 @@ impl Summary {
             );
         }
         if let Some(t) = &self.timetable {
-            let over = |b: f64| if b > 0.0 { 100.0 * (t.staleness / b - 1.0) } else { 0.0 };
+            let over = |b: f64| {
+                if b > 0.0 {
+                    100.0 * (t.staleness / b - 1.0)
+                } else {
+                    0.0
+                }
+            };
             s += &format!(
                 "  timetable ({}, {:.4} fetches/s per crawler): {} visits scheduled, {} dropped for crawler capacity, of {} planned (budget {}); max crawler utilisation {:.4}\n",
                 t.sequencing,
