@@ -53,7 +53,20 @@ pub fn parse_micros(text: &str) -> Result<i64, String> {
         _ => return Err(bad()),
     };
     let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    let days_in = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    let days_in = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
     if !(1..=12).contains(&month)
         || day < 1
         || day > days_in[(month - 1) as usize]
@@ -63,8 +76,8 @@ pub fn parse_micros(text: &str) -> Result<i64, String> {
     {
         return Err(bad());
     }
-    let seconds = days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second
-        - offset_s;
+    let seconds =
+        days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset_s;
     Ok(seconds * 1_000_000 + micros)
 }
 
@@ -96,7 +109,10 @@ mod tests {
             parse_micros("2026-11-23T01:30:00.25+01:30"),
             Ok(1_795_392_000_250_000)
         );
-        assert_eq!(parse_micros("2000-02-29T12:00:00-12:00"), Ok(951_868_800_000_000));
+        assert_eq!(
+            parse_micros("2000-02-29T12:00:00-12:00"),
+            Ok(951_868_800_000_000)
+        );
         for bad in [
             "2026-11-23",
             "2026-11-23T00:00:00",

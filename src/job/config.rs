@@ -190,8 +190,7 @@ impl RunArgs {
             }
         }
         if let Some(s) = &self.start {
-            crate::rfc3339::parse_micros(s)
-                .map_err(|e| anyhow::anyhow!("--start {s}: {e}"))?;
+            crate::rfc3339::parse_micros(s).map_err(|e| anyhow::anyhow!("--start {s}: {e}"))?;
         }
         if !self.timetable && (self.crawler_rate.is_some() || self.start.is_some()) {
             bail!("--crawler-rate and --start describe the timetable: give --timetable too");

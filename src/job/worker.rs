@@ -149,9 +149,9 @@ pub fn run_worker(
         sequencing: args.sequencing,
         crawler_rate: crawler_rate(args.crawler_rate, bandwidth, args.crawlers),
         start_us: match &args.start {
-            Some(s) => Some(
-                crate::rfc3339::parse_micros(s).map_err(|e| anyhow::anyhow!("--start: {e}"))?,
-            ),
+            Some(s) => {
+                Some(crate::rfc3339::parse_micros(s).map_err(|e| anyhow::anyhow!("--start: {e}"))?)
+            }
             None => None,
         },
     };
@@ -250,7 +250,10 @@ pub fn run_worker(
             }
             if let (Some(p), Some(channel)) = (&planned, visit_channel.as_mut()) {
                 let dest = crawler % peers as u32;
-                let mut batch = VisitBatch { dest, hosts: vec![] };
+                let mut batch = VisitBatch {
+                    dest,
+                    hosts: vec![],
+                };
                 let mut text = 0;
                 for &h in &hosts_of_crawler[crawler as usize] {
                     if let Some(host) = VisitHost::of(&arranged, &p.visits.counts, h) {
@@ -258,7 +261,10 @@ pub fn run_worker(
                         batch.hosts.push(host);
                     }
                     if text >= BATCH_TEXT_BYTES {
-                        let next = VisitBatch { dest, hosts: vec![] };
+                        let next = VisitBatch {
+                            dest,
+                            hosts: vec![],
+                        };
                         channel.send(std::mem::replace(&mut batch, next));
                         text = 0;
                     }
@@ -561,7 +567,10 @@ fn visits_metadata(
     let mut m = metadata.to_vec();
     m.extend([
         ("revisit.sequencing".into(), sequencing_name(t.sequencing)),
-        ("revisit.crawler_rate_per_s".into(), format!("{}", t.crawler_rate)),
+        (
+            "revisit.crawler_rate_per_s".into(),
+            format!("{}", t.crawler_rate),
+        ),
         ("revisit.visits_multiplier".into(), format!("{multiplier}")),
         ("revisit.units.visits".into(), schema::VISITS_UNITS.into()),
     ]);
