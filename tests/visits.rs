@@ -288,3 +288,35 @@ fn start_adds_a_timestamp_column() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--timetable"));
 }
+
+#[test]
+fn simulation_agrees_with_the_exact_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    gen(&data, 3_000, 30, &[]);
+    let out = tmp.path().join("out");
+    run_timetable(&data, &out, &[]);
+    let exact = summary(&out)["timetable"]["staleness"].as_f64().unwrap();
+    let o = run_ok(&[
+        "simulate",
+        out.to_str().unwrap(),
+        data.join("pages").to_str().unwrap(),
+        "--horizons",
+        "400",
+        "--seed",
+        "7",
+        "--json",
+    ]);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!((r["exact"].as_f64().unwrap() - exact).abs() <= 1e-9 * exact);
+    let (sim, se) = (
+        r["simulated"].as_f64().unwrap(),
+        r["std_err"].as_f64().unwrap(),
+    );
+    assert!(se > 0.0 && se < 0.01, "standard error {se}");
+    // 4 standard errors: a fixed seed, so this is deterministic, not flaky
+    assert!(
+        (sim - exact).abs() <= 4.0 * se,
+        "simulated {sim} +- {se}, exact {exact}"
+    );
+}

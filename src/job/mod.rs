@@ -8,6 +8,7 @@ pub mod config;
 pub mod evaluate;
 pub mod load;
 pub mod output;
+pub mod simulate;
 pub mod sweep;
 pub mod visits;
 pub mod worker;
