@@ -40,6 +40,9 @@ enum Command {
     /// freshness, and the gap to each objective's optimum at the same bandwidth, polite and not.
     #[command(args_override_self = true)]
     Evaluate(EvaluateArgs),
+    /// Monte Carlo check of a `run --timetable` output: Poisson changes against its visits tables,
+    /// simulated staleness with a 95% confidence interval beside the exact value.
+    Simulate(revisit::job::simulate::SimulateArgs),
     /// Write a synthetic, web-like page set (Parquet shards and a hosts table).
     Gen(GenArgs),
     /// How many crawlers should feed one indexer (Liu & Nain §1.2: M/M/1/K queue and an MDP).
@@ -104,6 +107,14 @@ fn main() -> ExitCode {
                 Ok(())
             })
         }
+        Command::Simulate(args) => revisit::job::simulate::run(&args).and_then(|r| {
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&r)?);
+            } else {
+                print!("{}", r.human());
+            }
+            Ok(())
+        }),
         Command::Gen(args) => generate(&args).map(|files| {
             println!("wrote {} files under {}", files.len(), args.out.display());
         }),

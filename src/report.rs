@@ -44,7 +44,8 @@ pub struct TimetableSummary {
     pub visits_planned: u64,
     /// Fetches in the visits tables.
     pub visits_scheduled: u64,
-    /// Planned visits dropped because a crawler could not serve them within the horizon.
+    /// Planned visits dropped because their crawler could not serve them within the horizon at its
+    /// rate without breaking politeness (crawler capacity; with mp2 also its impolite plans).
     pub visits_dropped: u64,
     /// Largest served share of one crawler's floor(rate x horizon) fetches.
     pub crawler_utilisation_max: f64,
@@ -175,7 +176,7 @@ impl Summary {
                 }
             };
             s += &format!(
-                "  timetable ({}, {:.4} fetches/s per crawler): {} visits scheduled, {} dropped for crawler capacity, of {} planned (budget {}); max crawler utilisation {:.4}\n",
+                "  timetable ({}, {:.4} fetches/s per crawler): {} visits scheduled, {} dropped (no room in the horizon at this rate, politely), of {} planned (budget {}); max crawler utilisation {:.4}\n",
                 t.sequencing,
                 t.crawler_rate_per_s,
                 t.visits_scheduled,

@@ -24,6 +24,10 @@ fn run_args(
         "--hosts".into(),
         path(data.join("hosts.parquet")),
     ];
+    if objective == "binary" {
+        // one objective with timetables, one without: the bytes must not depend on workers either way
+        args.push("--timetable".into());
+    }
     for a in [
         "--objective",
         objective,
@@ -74,6 +78,16 @@ fn identical_bytes_across_workers_and_processes() {
             reference.len() >= 9,
             "rates for 7 crawlers, hosts and rejected"
         );
+        if objective == "binary" {
+            assert_eq!(
+                reference
+                    .keys()
+                    .filter(|k| k.starts_with("visits/"))
+                    .count(),
+                7,
+                "visits for 7 crawlers"
+            );
+        }
         for workers in ["2", "4"] {
             let out = tmp.path().join(format!("{objective}-w{workers}"));
             run_into(&data, &out, objective, workers);

@@ -9,6 +9,7 @@ pub mod evaluate;
 mod flag_sort;
 pub mod load;
 pub mod output;
+pub mod simulate;
 pub mod sweep;
 pub mod visits;
 pub mod worker;

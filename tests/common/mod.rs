@@ -265,7 +265,7 @@ pub fn summary(out: &Path) -> serde_json::Value {
 /// Every file of an output folder with its bytes, except the run-specific summary and manifest.
 pub fn table_bytes(out: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut files = BTreeMap::new();
-    for sub in ["rates", "hosts", "rejected"] {
+    for sub in ["rates", "hosts", "rejected", "visits"] {
         collect(&out.join(sub), out, &mut files);
     }
     files

@@ -1,0 +1,322 @@
+//! `run --timetable`, read back from its Parquet: every host's fetches (the wrap-around included) are
+//! at least its delay apart, no crawler fetches faster than its rate, the fetches per URL are the
+//! integer visits the library computes, and the timetable is valued exactly, above the WP bound.
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, TimestampMicrosecondType};
+use common::*;
+use revisit::job::arrange::url_key;
+use revisit::objective::Response;
+use revisit::schedule::evaluate::evaluate_page;
+use revisit::schedule::timetable::cyclic_gaps;
+use revisit::schedule::visits::{host_visit_cap, integer_visits, visit_budget, VisitProblem};
+use revisit::solve::{arena::Arena, reduce::Alone};
+use revisit::units::Seconds;
+
+/// Gaps in the tables are f64 differences of times computed in f64: they hold to this (README).
+const TOLERANCE_S: f64 = 1e-6;
+const HORIZON_S: f64 = 86_400.0;
+const DEFAULT_DELAY_S: f64 = 15.0;
+
+/// One fetch: (crawler, at_s, url, host, at in microseconds if present).
+type Fetch = (u32, f64, String, String, Option<i64>);
+
+fn read_visits(out: &Path) -> Vec<Fetch> {
+    let mut rows = Vec::new();
+    let mut dirs: Vec<_> = std::fs::read_dir(out.join("visits"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let name = dir.file_name().unwrap().to_str().unwrap().to_owned();
+        let crawler: u32 = name.strip_prefix("crawler=").unwrap().parse().unwrap();
+        for b in read_parquet(&dir.join("part-00000.parquet")) {
+            let at_s = b
+                .column_by_name("at_s")
+                .unwrap()
+                .as_primitive::<Float64Type>();
+            let url = b.column_by_name("url").unwrap().as_string::<i32>();
+            let host = b.column_by_name("host").unwrap().as_string::<i32>();
+            let at = b
+                .column_by_name("at")
+                .map(|c| c.as_primitive::<TimestampMicrosecondType>().clone());
+            for i in 0..b.num_rows() {
+                rows.push((
+                    crawler,
+                    at_s.value(i),
+                    url.value(i).to_owned(),
+                    host.value(i).to_owned(),
+                    at.as_ref().map(|a| a.value(i)),
+                ));
+            }
+        }
+    }
+    rows
+}
+
+fn run_timetable(data: &Path, out: &Path, extra: &[&str]) {
+    let (pages, hosts) = (data.join("pages"), data.join("hosts.parquet"));
+    let mut args = vec![
+        "run",
+        pages.to_str().unwrap(),
+        "--hosts",
+        hosts.to_str().unwrap(),
+        "--bandwidth-fraction",
+        "0.5",
+        "--crawlers",
+        "4",
+        "--timetable",
+        "-w",
+        "3",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    run_ok(&args);
+}
+
+/// The integer visits of the input computed with the library alone: url -> count.
+fn library_counts(data: &Path, bandwidth: f64) -> HashMap<String, u32> {
+    let delays = read_delays(data);
+    let mut by_host: BTreeMap<String, Vec<(String, f64, f64)>> = BTreeMap::new();
+    for (url, host, mu, lambda, _) in read_pages(data) {
+        by_host.entry(host).or_default().push((url, mu, lambda));
+    }
+    let horizon = Seconds(HORIZON_S);
+    let (mut arena, mut caps, mut keys, mut urls) = (Arena::new(), vec![], vec![], vec![]);
+    for (host, pages) in &by_host {
+        let delay = delays.get(host).copied().unwrap_or(DEFAULT_DELAY_S);
+        caps.push(host_visit_cap(horizon, Seconds(delay)));
+        arena.push_host(
+            f64::INFINITY,
+            pages.iter().map(|p| (p.1, p.2, Response::FixedInterval)),
+        );
+        for p in pages {
+            keys.push(url_key(p.0.as_bytes()));
+            urls.push(p.0.clone());
+        }
+    }
+    let problem = VisitProblem {
+        arena: &arena,
+        caps: &caps,
+        keys: &keys,
+        horizon,
+    };
+    let v = integer_visits(&problem, visit_budget(bandwidth, horizon), &mut Alone);
+    urls.into_iter().zip(v.counts).collect()
+}
+
+/// Politeness per host (wrap-around included) and the crawler rate per crawler, from the tables.
+fn check_polite_and_paced(fetches: &[Fetch], delays: &HashMap<String, f64>, rate: f64) {
+    let horizon = Seconds(HORIZON_S);
+    let mut by_host: BTreeMap<&str, (u32, Vec<f64>)> = BTreeMap::new();
+    let mut by_crawler: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for f in fetches {
+        assert!(
+            (0.0..HORIZON_S).contains(&f.1),
+            "at_s {} outside the horizon",
+            f.1
+        );
+        let e = by_host.entry(&f.3).or_insert((f.0, vec![]));
+        assert_eq!(e.0, f.0, "host {} on two crawlers", f.3);
+        e.1.push(f.1);
+        by_crawler.entry(f.0).or_default().push(f.1);
+    }
+    for (host, (_, times)) in &by_host {
+        assert!(
+            times.windows(2).all(|w| w[0] <= w[1]),
+            "{host}: not sorted by time"
+        );
+        let delay = delays.get(*host).copied().unwrap_or(DEFAULT_DELAY_S);
+        for g in cyclic_gaps(times, horizon) {
+            assert!(
+                g >= delay - TOLERANCE_S,
+                "{host}: gap {g} s < min_delay_s {delay}"
+            );
+        }
+    }
+    for (crawler, times) in &by_crawler {
+        assert!(
+            times.len() as f64 <= (rate * HORIZON_S).floor(),
+            "crawler {crawler}: {} fetches > rate x horizon",
+            times.len()
+        );
+        for g in cyclic_gaps(times, horizon) {
+            assert!(
+                g >= 1.0 / rate - TOLERANCE_S,
+                "crawler {crawler}: gap {g} s < 1/rate {}",
+                1.0 / rate
+            );
+        }
+    }
+}
+
+/// The exact staleness of the served times, recomputed from the tables and the input.
+fn table_staleness(data: &Path, fetches: &[Fetch]) -> f64 {
+    let mut times: HashMap<&str, Vec<f64>> = HashMap::new();
+    for f in fetches {
+        times.entry(&f.2).or_default().push(f.1);
+    }
+    let (mut sum, mut weight) = (0.0, 0.0);
+    for (url, _, mu, lambda, _) in read_pages(data) {
+        let mut t = times.get(url.as_str()).cloned().unwrap_or_default();
+        t.sort_by(f64::total_cmp);
+        sum += mu * evaluate_page(&t, lambda, Seconds(HORIZON_S)).stale;
+        weight += mu;
+    }
+    sum / weight
+}
+
+#[test]
+fn timetables_are_polite_paced_and_match_the_integer_visits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    gen(
+        &data,
+        12_000,
+        80,
+        &["--shards", "3", "--big-host-delay-s", "60"],
+    );
+    let delays = read_delays(&data);
+    for sequencing in ["merge", "mp2", "carousel", "golden-ratio"] {
+        // The default crawler rate (25% headroom) may drop visits at the end of the horizon.
+        let out = tmp.path().join(format!("{sequencing}-default"));
+        run_timetable(&data, &out, &["--sequencing", sequencing]);
+        let s = summary(&out);
+        let t = &s["timetable"];
+        let rate = t["crawler_rate_per_s"].as_f64().unwrap();
+        let bandwidth = s["bandwidth_requested"].as_f64().unwrap();
+        assert!((rate - 1.25 * bandwidth / 4.0 / 86_400.0).abs() < 1e-12 * rate);
+        let fetches = read_visits(&out);
+        check_polite_and_paced(&fetches, &delays, rate);
+        let (scheduled, dropped, planned) = (
+            t["visits_scheduled"].as_u64().unwrap(),
+            t["visits_dropped"].as_u64().unwrap(),
+            t["visits_planned"].as_u64().unwrap(),
+        );
+        assert_eq!(fetches.len() as u64, scheduled);
+        assert_eq!(scheduled + dropped, planned);
+        let counts = library_counts(&data, bandwidth);
+        assert_eq!(counts.values().map(|&c| c as u64).sum::<u64>(), planned);
+        let mut served: HashMap<&str, u32> = HashMap::new();
+        for f in &fetches {
+            *served.entry(&f.2).or_default() += 1;
+        }
+        for (url, n) in &served {
+            assert!(
+                *n <= counts[*url],
+                "{url}: {n} fetches > {} visits",
+                counts[*url]
+            );
+        }
+        let staleness = t["staleness"].as_f64().unwrap();
+        let wp = t["staleness_weak_politeness"].as_f64().unwrap();
+        let np = t["staleness_non_polite"].as_f64().unwrap();
+        assert!(staleness >= wp && wp >= np, "{staleness} {wp} {np}");
+        let recomputed = table_staleness(&data, &fetches);
+        assert!(
+            (recomputed - staleness).abs() <= 1e-9 * staleness,
+            "{sequencing}: summary {staleness} vs tables {recomputed}"
+        );
+        assert!(t["crawler_utilisation_max"].as_f64().unwrap() <= 1.0);
+
+        // With room to spare every integer visit is served.
+        let out = tmp.path().join(format!("{sequencing}-fast"));
+        run_timetable(
+            &data,
+            &out,
+            &["--sequencing", sequencing, "--crawler-rate", "1"],
+        );
+        let t = summary(&out)["timetable"].clone();
+        let fetches = read_visits(&out);
+        check_polite_and_paced(&fetches, &delays, 1.0);
+        if sequencing == "mp2" {
+            // MP2 plans impolite gaps on hosts at their cap: the crawler delays those visits and
+            // the last ones of the night may not fit (PUC-Rio's reason for MERGE)
+            assert_eq!(
+                t["visits_scheduled"].as_u64().unwrap() + t["visits_dropped"].as_u64().unwrap(),
+                planned
+            );
+            continue;
+        }
+        assert_eq!(t["visits_dropped"], 0, "{sequencing}");
+        let mut served: HashMap<String, u32> = HashMap::new();
+        for f in &fetches {
+            *served.entry(f.2.clone()).or_default() += 1;
+        }
+        for (url, &c) in &counts {
+            assert_eq!(
+                served.get(url).copied().unwrap_or(0),
+                c,
+                "{sequencing}: {url}"
+            );
+        }
+    }
+}
+
+#[test]
+fn start_adds_a_timestamp_column() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    gen(&data, 2_000, 20, &[]);
+    let out = tmp.path().join("out");
+    run_timetable(&data, &out, &["--start", "2026-11-23T01:00:00+01:00"]);
+    let fetches = read_visits(&out);
+    assert!(!fetches.is_empty());
+    let start_us = 1_795_392_000_000_000i64; // 2026-11-23T00:00:00Z
+    for f in &fetches {
+        assert_eq!(f.4, Some(start_us + (f.1 * 1e6).round() as i64));
+    }
+    // without --start there is no `at` column; --start alone is refused
+    let out2 = tmp.path().join("out2");
+    run_timetable(&data, &out2, &[]);
+    assert!(read_visits(&out2).iter().all(|f| f.4.is_none()));
+    let bad = run(&[
+        "run",
+        "--start",
+        "2026-11-23T00:00:00Z",
+        "--out",
+        "/nonexistent/x",
+    ]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--timetable"));
+}
+
+#[test]
+fn simulation_agrees_with_the_exact_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    gen(&data, 3_000, 30, &[]);
+    let out = tmp.path().join("out");
+    run_timetable(&data, &out, &[]);
+    let exact = summary(&out)["timetable"]["staleness"].as_f64().unwrap();
+    let o = run_ok(&[
+        "simulate",
+        out.to_str().unwrap(),
+        data.join("pages").to_str().unwrap(),
+        "--horizons",
+        "400",
+        "--seed",
+        "7",
+        "--json",
+    ]);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!((r["exact"].as_f64().unwrap() - exact).abs() <= 1e-9 * exact);
+    let (sim, se) = (
+        r["simulated"].as_f64().unwrap(),
+        r["std_err"].as_f64().unwrap(),
+    );
+    assert!(se > 0.0 && se < 0.01, "standard error {se}");
+    // 4 standard errors: a fixed seed, so this is deterministic, not flaky
+    assert!(
+        (sim - exact).abs() <= 4.0 * se,
+        "simulated {sim} +- {se}, exact {exact}"
+    );
+}
