@@ -12,16 +12,17 @@ use super::arrange::{route, Reading};
 use super::channel::{Reducer, Shuffle};
 use super::config::PageArgs;
 use super::load::load;
-use super::worker::VERSION;
+use super::worker::{progress, VERSION};
 use crate::io::host_name::{host_of, normalize};
 use crate::io::inputs;
 use crate::io::rates_in::{self, InvalidRate};
 use crate::io::rows::RowBatch;
 use crate::objective::value::{HostValue, PolicyValue};
 use crate::objective::{Objective, Response};
-use crate::report::rss_bytes;
+use crate::solve::price;
 use crate::solve::reduce::{AllReduce, Combine};
-use crate::solve::solve;
+use crate::solve::spend::prelude;
+use crate::solve::sweep::value_at;
 
 /// The objectives whose optimum `evaluate` compares with (their cost is a freshness measure).
 const OBJECTIVES: [Objective; 3] = [
@@ -233,15 +234,7 @@ pub fn run_evaluate_worker(
     let index = worker.index();
     let peers = worker.peers();
     let lead = index == 0;
-    let say = |msg: String| {
-        if lead && !args.pages.quiet {
-            eprintln!(
-                "[revisit] {msg} [{:.2} s, RSS {} MiB]",
-                started.elapsed().as_secs_f64(),
-                rss_bytes() >> 20
-            );
-        }
-    };
+    let say = progress(lead && !args.pages.quiet, started);
     let mut pages_channel = Shuffle::<RowBatch>::new(worker, "ByHost", |b| b.dest as u64);
     let mut rates_channel = Shuffle::<RatesMessage>::new(worker, "RatesByHost", |m| m.0 as u64);
     let mut reducer = Reducer::new(worker);
@@ -373,15 +366,16 @@ pub fn run_evaluate_worker(
             } else {
                 vec![f64::INFINITY; polite_caps.len()]
             };
-            let s = solve(&arena, bandwidth, &mut reducer, |_, _, _| {});
-            let mut v = PolicyValue::default();
-            for h in 0..arena.hosts() {
-                let mut host = HostValue::default();
-                for i in arena.host_pages(h) {
-                    host.add(arena.page(i), s.rates[i], arranged.complete_obs[i]);
-                }
-                v.add_host(&host);
-            }
+            let pre = reducer.all_reduce(prelude(&arena));
+            let s = price(
+                &arena,
+                bandwidth,
+                &pre,
+                pre.guess(bandwidth),
+                &mut reducer,
+                |_, _, _| {},
+            );
+            let v = value_at(&arena, &s, &arranged.complete_obs);
             let v = reducer.all_reduce(v);
             costs[slot] = Value::of(&v).cost(objective);
             rounds[slot] = s.rounds;

@@ -12,13 +12,12 @@ use super::arrange::Reading;
 use super::channel::{Reducer, Shuffle};
 use super::config::PageArgs;
 use super::load::load;
-use super::worker::VERSION;
+use super::worker::{progress, VERSION};
 use crate::exact_sum::ExactSum;
 use crate::io::manifest::{FileEntry, Manifest};
 use crate::io::rows::RowBatch;
 use crate::io::{plot, publish, schema, sweep_table};
 use crate::objective::Objective;
-use crate::report::rss_bytes;
 use crate::solve::reduce::AllReduce;
 use crate::solve::sweep::{sweep, SweepPlan, SweepPoint};
 
@@ -202,15 +201,7 @@ pub fn run_sweep_worker(
     let started = Instant::now();
     let lead = worker.index() == 0;
     let peers = worker.peers();
-    let say = |msg: String| {
-        if lead && !args.pages.quiet {
-            eprintln!(
-                "[revisit] {msg} [{:.2} s, RSS {} MiB]",
-                started.elapsed().as_secs_f64(),
-                rss_bytes() >> 20
-            );
-        }
-    };
+    let say = progress(lead && !args.pages.quiet, started);
     publish::check_replaceable(&args.out)?;
     let mut pages_channel = Shuffle::<RowBatch>::new(worker, "ByHost", |b| b.dest as u64);
     let mut reducer = Reducer::new(worker);

@@ -46,15 +46,7 @@ pub fn run_worker(
     let index = worker.index();
     let peers = worker.peers();
     let lead = index == 0;
-    let say = |msg: String| {
-        if lead && !args.pages.quiet {
-            eprintln!(
-                "[revisit] {msg} [{:.2} s, RSS {} MiB]",
-                started.elapsed().as_secs_f64(),
-                rss_bytes() >> 20
-            );
-        }
-    };
+    let say = progress(lead && !args.pages.quiet, started);
 
     publish::check_replaceable(&args.out)?;
     let mut pages_channel = Shuffle::<RowBatch>::new(worker, "ByHost", |b| b.dest as u64);
@@ -593,6 +585,20 @@ fn run_id_candidate() -> u64 {
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0);
     nanos ^ ((std::process::id() as u64) << 48)
+}
+
+/// A progress printer for stderr: each line with the seconds since `started` and the resident memory;
+/// silent unless `show` (the lead worker, without --quiet).
+pub fn progress(show: bool, started: Instant) -> impl Fn(String) {
+    move |msg: String| {
+        if show {
+            eprintln!(
+                "[revisit] {msg} [{:.2} s, RSS {} MiB]",
+                started.elapsed().as_secs_f64(),
+                rss_bytes() >> 20
+            );
+        }
+    }
 }
 
 pub fn progress_bar(show: bool, len: u64, what: &str) -> indicatif::ProgressBar {

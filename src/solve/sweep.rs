@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use super::arena::Arena;
 use super::demand::page_rate;
-use super::price;
 use super::reduce::{AllReduce, Combine};
 use super::spend::{prelude, Prelude};
+use super::{price, Priced};
 use crate::objective::value::{HostValue, PolicyValue};
 use crate::objective::{Objective, Response};
 
@@ -95,16 +95,10 @@ pub fn sweep<R: AllReduce>(
                 let guess = warm_guess(&previous, pre, bandwidth);
                 let priced = price(arena, bandwidth, pre, guess, reduce, |_, _, _| {});
                 previous.push((bandwidth, priced.multiplier));
-                let mut local = PointTotals::default();
-                for (h, hp) in priced.hosts.iter().enumerate() {
-                    local.hosts_capped += hp.capped as u64;
-                    let mut host = HostValue::default();
-                    for i in arena.host_pages(h) {
-                        let rate = page_rate(arena, h, i, hp.price, hp.fill);
-                        host.add(arena.page(i), rate, complete_obs[i]);
-                    }
-                    local.value.add_host(&host);
-                }
+                let local = PointTotals {
+                    value: value_at(arena, &priced, complete_obs),
+                    hosts_capped: priced.hosts.iter().filter(|h| h.capped).count() as u64,
+                };
                 let t = reduce.all_reduce(local);
                 let point = SweepPoint {
                     policy,
@@ -129,6 +123,21 @@ pub fn sweep<R: AllReduce>(
     }
     arena.cap = polite_caps;
     points
+}
+
+/// The value of the rates `priced` gives this worker's pages, in one pass and without storing them
+/// (`complete_obs` is each page's own observability).
+pub fn value_at(arena: &Arena, priced: &Priced, complete_obs: &[bool]) -> PolicyValue {
+    let mut value = PolicyValue::default();
+    for (h, hp) in priced.hosts.iter().enumerate() {
+        let mut host = HostValue::default();
+        for i in arena.host_pages(h) {
+            let rate = page_rate(arena, h, i, hp.price, hp.fill);
+            host.add(arena.page(i), rate, complete_obs[i]);
+        }
+        value.add_host(&host);
+    }
+    value
 }
 
 /// A first price for `bandwidth` from the points already solved: ln nu is a smooth function of ln R
