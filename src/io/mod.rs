@@ -12,6 +12,7 @@ pub mod pages;
 pub mod parquet_out;
 pub mod plot;
 pub mod publish;
+pub mod rated;
 pub mod rates_in;
 pub mod rows;
 pub mod schema;

@@ -11,13 +11,11 @@ pub struct Origin {
     pub row: u64,
 }
 
-/// A batch of page rows bound for one worker.
+/// A batch of input page rows bound for the worker of their hosts.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RowBatch {
     /// The worker these rows go to.
     pub dest: u32,
-    /// The crawler these rows belong to (output batches only).
-    pub group: u32,
     /// URL and host bytes of every row, back to back.
     pub text: Vec<u8>,
     /// End of each row's URL in `text` (its host follows up to `host_end`).
@@ -29,13 +27,6 @@ pub struct RowBatch {
     pub change_rate: Vec<f64>,
     pub complete_obs: Vec<bool>,
     pub origin: Vec<Origin>,
-    /// Crawls per day (output batches only).
-    pub crawl_rate: Vec<f64>,
-    /// Whether the row's host is held at its politeness cap (output batches only).
-    pub host_capped: Vec<bool>,
-    /// (host identity, first row) of each host's run of rows, in the sender's canonical order
-    /// (output batches only: a host's rows are contiguous and never split across batches).
-    pub segments: Vec<(u128, u32)>,
 }
 
 impl RowBatch {
@@ -60,7 +51,6 @@ impl RowBatch {
             change_rate: Vec::with_capacity(rows),
             complete_obs: Vec::with_capacity(rows),
             origin: Vec::with_capacity(rows),
-            ..Default::default()
         }
     }
 
@@ -94,31 +84,6 @@ impl RowBatch {
         self.origin.push(origin);
     }
 
-    /// Appends an output row: a page with its crawl rate and whether its host is capped.
-    #[allow(clippy::too_many_arguments)]
-    pub fn push_rated(
-        &mut self,
-        url: &[u8],
-        host: &[u8],
-        importance: f64,
-        change_rate: f64,
-        complete_obs: bool,
-        origin: Origin,
-        crawl_rate: f64,
-        host_capped: bool,
-    ) {
-        self.text.extend_from_slice(url);
-        self.url_end.push(self.text.len() as u32);
-        self.text.extend_from_slice(host);
-        self.host_end.push(self.text.len() as u32);
-        self.importance.push(importance);
-        self.change_rate.push(change_rate);
-        self.complete_obs.push(complete_obs);
-        self.origin.push(origin);
-        self.crawl_rate.push(crawl_rate);
-        self.host_capped.push(host_capped);
-    }
-
     /// Gives back spare capacity before the batch is sent: a received batch lives until the end of
     /// the run, and doubling growth would leave up to half of it unused.
     pub fn sealed(mut self) -> Self {
@@ -129,9 +94,6 @@ impl RowBatch {
         self.change_rate.shrink_to_fit();
         self.complete_obs.shrink_to_fit();
         self.origin.shrink_to_fit();
-        self.crawl_rate.shrink_to_fit();
-        self.host_capped.shrink_to_fit();
-        self.segments.shrink_to_fit();
         self
     }
 

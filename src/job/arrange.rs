@@ -14,10 +14,10 @@ use crate::units::{politeness_cap, Seconds};
 /// Seed of the host key (crawler assignment, canonical order).
 const HOST_KEY_SEED: u64 = 0x686f_7374;
 /// Seed of URL hashes (canonical order inside a host).
-const URL_KEY_SEED: u64 = 0x7572_6c;
+const URL_KEY_SEED: u64 = 0x0075_726c;
 /// Seed of the routing hash: independent of the host key, so the worker a host lands on says
 /// nothing about its crawler (STACK.md gotcha 4).
-const ROUTE_SEED: u64 = 0x726f_7574_65;
+const ROUTE_SEED: u64 = 0x0072_6f75_7465;
 
 /// The 64-bit key of a host (stable across runs, machines and worker counts), for crawler
 /// assignment: the low bits of its 128-bit identity.
@@ -40,7 +40,7 @@ pub fn route(host: &[u8], peers: usize) -> u32 {
 }
 
 /// A worker's pages in canonical order, grouped by host, in columns: the solver's arena plus what
-/// the output needs (URL text, observability, origin, host names). The received batches are gone.
+/// the output needs (URL text, observability, host names). The received batches are gone.
 pub struct Arranged {
     pub arena: Arena,
     /// The importance column as read, when the solver's importance differs from it
@@ -51,7 +51,6 @@ pub struct Arranged {
     /// End of each page's URL in `url_text`.
     pub url_end: Vec<u64>,
     pub complete_obs: Vec<bool>,
-    pub origin: Vec<Origin>,
     /// Name of each arena host.
     pub host_names: Vec<String>,
     /// Key of each arena host (for crawler assignment).
@@ -173,8 +172,8 @@ fn host_key128(host: &[u8]) -> u128 {
     xxh3_128_with_seed(host, HOST_KEY_SEED)
 }
 
-/// The numbers of a row on their way to the arranged columns: importance, change rate, origin,
-/// complete observation.
+/// The numbers of a row on their way to the arranged columns: importance, change rate, origin
+/// (carried only to keep the record the size of a key, whose buffer it reuses), complete observation.
 type Record = (f64, f64, Origin, bool);
 
 const EMPTY_RECORD: Record = (0.0, 0.0, Origin { file: 0, row: 0 }, false);
@@ -310,7 +309,6 @@ pub fn arrange(
         Vec::new()
     };
     let change_rate: Vec<f64> = records.iter().map(|r| r.1).collect();
-    let origin: Vec<Origin> = records.iter().map(|r| r.2).collect();
     let complete_obs: Vec<bool> = records.iter().map(|r| r.3).collect();
     let response: Vec<Response> = complete_obs
         .iter()
@@ -327,7 +325,6 @@ pub fn arrange(
         url_text,
         url_end,
         complete_obs,
-        origin,
         host_names,
         host_keys,
         host_ids,

@@ -21,7 +21,7 @@ use crate::units::Seconds;
 /// Text bytes after which a batch in transit is sent (bounds buffering, amortises per-record costs).
 pub const BATCH_TEXT_BYTES: usize = 1 << 20;
 /// Room past [`BATCH_TEXT_BYTES`] for the row that crosses it (a longer row grows the batch once).
-const BATCH_TEXT_SLACK: usize = 4 << 10;
+pub const BATCH_TEXT_SLACK: usize = 4 << 10;
 
 /// A worker's share of the page set, arranged by host, with the counts every worker agrees on.
 pub struct Loaded {

@@ -7,66 +7,119 @@ use anyhow::Result;
 use arrow_array::builder::{
     BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder,
 };
-use arrow_array::{ArrayRef, RecordBatch, StringArray};
+use arrow_array::{ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray};
 use arrow_buffer::{Buffer, OffsetBuffer};
 use serde::{Deserialize, Serialize};
 
 use crate::io::pages::Rejected;
 use crate::io::parquet_out::{self, ROW_GROUP_ROWS};
-use crate::io::rows::RowBatch;
+use crate::io::rated::{HostRun, RatedBatch};
 use crate::io::schema;
 
-/// Writes the rows `order` (batch, row) of `batches` as a rates file; returns (rows, bytes).
+/// Writes the runs `order` (batch, run in batch) of `batches` as a rates file; returns (rows, bytes).
 pub fn write_rates(
     path: &Path,
-    batches: &[RowBatch],
+    batches: &[RatedBatch],
     order: &[(u32, u32)],
     metadata: &[(String, String)],
 ) -> Result<(u64, u64)> {
     let mut writer = parquet_out::Writer::create(path, schema::rates(), metadata, ROW_GROUP_ROWS)?;
-    for chunk in order.chunks(ROW_GROUP_ROWS) {
-        let (mut url, mut host) = (Utf8Column::default(), Utf8Column::default());
-        let (mut mu, mut lambda, mut rate, mut prob) = (
-            Float64Builder::new(),
-            Float64Builder::new(),
-            Float64Builder::new(),
-            Float64Builder::new(),
-        );
-        let (mut complete, mut capped) = (BooleanBuilder::new(), BooleanBuilder::new());
-        for &(b, r) in chunk {
-            let (batch, r) = (&batches[b as usize], r as usize);
-            url.push(batch.url_bytes(r));
-            host.push(batch.host_bytes(r));
-            mu.append_value(batch.importance[r]);
-            lambda.append_value(batch.change_rate[r]);
-            complete.append_value(batch.complete_obs[r]);
-            rate.append_value(batch.crawl_rate[r]);
-            if batch.complete_obs[r] {
-                // rho = p lambda (NeurIPS'19 §4.2): the chance of a fetch on each change notice
-                let l = batch.change_rate[r];
-                prob.append_value(if l > 0.0 {
-                    (batch.crawl_rate[r] / l).min(1.0)
-                } else {
-                    0.0
-                });
-            } else {
-                prob.append_null();
+    let total_rows: usize = batches.iter().map(RatedBatch::len).sum();
+    let total_text: usize = batches.iter().map(RatedBatch::text_bytes).sum();
+    let mut group = RatesGroup::default();
+    let mut left = total_rows;
+    for &(b, k) in order {
+        let batch = &batches[b as usize];
+        let run = &batch.runs[k as usize];
+        for r in batch.run_rows(k as usize) {
+            if group.rows() == 0 {
+                let rows = left.min(ROW_GROUP_ROWS);
+                // URL bytes of the group, from the mean length; a longer group grows once
+                let text = (total_text as f64 / total_rows as f64 * rows as f64 * 1.05) as usize;
+                group = RatesGroup::with_capacity(rows, text, text / 2);
             }
-            capped.append_value(batch.host_capped[r]);
+            group.push(batch, r, run);
+            if group.rows() == ROW_GROUP_ROWS {
+                left -= group.rows();
+                writer.write(&std::mem::take(&mut group).finish()?)?;
+            }
         }
-        let columns: Vec<ArrayRef> = vec![
-            Arc::new(url.finish()?),
-            Arc::new(host.finish()?),
-            Arc::new(mu.finish()),
-            Arc::new(lambda.finish()),
-            Arc::new(complete.finish()),
-            Arc::new(rate.finish()),
-            Arc::new(prob.finish()),
-            Arc::new(capped.finish()),
-        ];
-        writer.write(&RecordBatch::try_new(schema::rates(), columns)?)?;
+    }
+    if group.rows() > 0 {
+        writer.write(&group.finish()?)?;
     }
     writer.finish()
+}
+
+/// The columns of one row group of a rates file, sized up front.
+#[derive(Default)]
+struct RatesGroup {
+    url: Utf8Column,
+    host: Utf8Column,
+    importance: Vec<f64>,
+    change_rate: Vec<f64>,
+    complete: Vec<bool>,
+    rate: Vec<f64>,
+    probability: Float64Builder,
+    capped: Vec<bool>,
+}
+
+impl RatesGroup {
+    fn with_capacity(rows: usize, url_text: usize, host_text: usize) -> Self {
+        RatesGroup {
+            url: Utf8Column::with_capacity(rows, url_text),
+            host: Utf8Column::with_capacity(rows, host_text),
+            importance: Vec::with_capacity(rows),
+            change_rate: Vec::with_capacity(rows),
+            complete: Vec::with_capacity(rows),
+            rate: Vec::with_capacity(rows),
+            probability: Float64Builder::with_capacity(rows),
+            capped: Vec::with_capacity(rows),
+        }
+    }
+
+    fn rows(&self) -> usize {
+        self.rate.len()
+    }
+
+    fn push(&mut self, batch: &RatedBatch, r: usize, run: &HostRun) {
+        self.url.push(batch.url_bytes(r));
+        self.host.push(run.name.as_bytes());
+        let (lambda, rate, complete) = (
+            batch.change_rate[r],
+            batch.crawl_rate[r],
+            batch.complete_obs[r],
+        );
+        self.importance.push(batch.importance[r]);
+        self.change_rate.push(lambda);
+        self.complete.push(complete);
+        self.rate.push(rate);
+        if complete {
+            // rho = p lambda (NeurIPS'19 §4.2): the chance of a fetch on each change notice
+            self.probability.append_value(if lambda > 0.0 {
+                (rate / lambda).min(1.0)
+            } else {
+                0.0
+            });
+        } else {
+            self.probability.append_null();
+        }
+        self.capped.push(run.capped);
+    }
+
+    fn finish(mut self) -> Result<RecordBatch> {
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(self.url.finish()?),
+            Arc::new(self.host.finish()?),
+            Arc::new(Float64Array::from(self.importance)),
+            Arc::new(Float64Array::from(self.change_rate)),
+            Arc::new(BooleanArray::from(self.complete)),
+            Arc::new(Float64Array::from(self.rate)),
+            Arc::new(self.probability.finish()),
+            Arc::new(BooleanArray::from(self.capped)),
+        ];
+        Ok(RecordBatch::try_new(schema::rates(), columns)?)
+    }
 }
 
 /// A UTF-8 column assembled from bytes and validated once, in bulk (not row by row).
@@ -77,6 +130,13 @@ struct Utf8Column {
 }
 
 impl Utf8Column {
+    fn with_capacity(rows: usize, bytes: usize) -> Self {
+        Utf8Column {
+            values: Vec::with_capacity(bytes),
+            lengths: Vec::with_capacity(rows),
+        }
+    }
+
     fn push(&mut self, bytes: &[u8]) {
         self.values.extend_from_slice(bytes);
         self.lengths.push(bytes.len());

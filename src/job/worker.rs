@@ -13,7 +13,7 @@ use timely::worker::Worker;
 use super::arrange::Reading;
 use super::channel::{Reducer, Shuffle};
 use super::config::{crawler_rate, RunArgs, DEFAULT_BANDWIDTH_FRACTION};
-use super::load::{load, BATCH_TEXT_BYTES};
+use super::load::{load, BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
 use super::output::{write_hosts, write_rates, write_rejected, HostRow};
 use super::visits::{
     plan, unvisited_staleness, write_crawler_visits, Planned, TimetableParams, VisitBatch,
@@ -22,6 +22,7 @@ use super::visits::{
 use crate::exact_sum::ExactSum;
 use crate::io::manifest::{FileEntry, Manifest};
 use crate::io::pages::{Reason, Rejected};
+use crate::io::rated::RatedBatch;
 use crate::io::rows::RowBatch;
 use crate::io::{publish, schema};
 use crate::objective::value::{HostValue, PolicyValue};
@@ -50,7 +51,7 @@ pub fn run_worker(
 
     publish::check_replaceable(&args.out)?;
     let mut pages_channel = Shuffle::<RowBatch>::new(worker, "ByHost", |b| b.dest as u64);
-    let mut crawler_channel = Shuffle::<RowBatch>::new(worker, "ByCrawler", |b| b.dest as u64);
+    let mut crawler_channel = Shuffle::<RatedBatch>::new(worker, "ByCrawler", |b| b.dest as u64);
     let mut visit_channel = args
         .timetable
         .then(|| Shuffle::<VisitBatch>::new(worker, "ToTimetable", |b| b.dest as u64));
@@ -208,13 +209,21 @@ pub fn run_worker(
     // rows is ever copied at a time.
     for first in (0..args.crawlers).step_by(peers) {
         for crawler in first..(first + peers as u32).min(args.crawlers) {
-            let mut batch = output_batch(crawler, peers);
+            let dest = crawler % peers as u32;
+            let mut rows_per_batch = 0;
+            let mut batch = RatedBatch::default();
             for &h in &hosts_of_crawler[crawler as usize] {
+                if batch.is_empty() {
+                    // the next batch holds about as many rows as the last one
+                    batch = RatedBatch::with_capacity(
+                        dest,
+                        crawler,
+                        BATCH_TEXT_BYTES + BATCH_TEXT_SLACK,
+                        rows_per_batch + rows_per_batch / 8,
+                    );
+                }
                 let capped = solution.hosts[h].capped;
-                batch
-                    .segments
-                    .push((arranged.host_ids[h], batch.len() as u32));
-                let host = arranged.host_names[h].as_bytes();
+                batch.start_host(arranged.host_ids[h], &arranged.host_names[h], capped);
                 for i in arena.host_pages(h) {
                     let rate = solution.rates[i];
                     if rate > 0.0 {
@@ -223,22 +232,22 @@ pub fn run_worker(
                             .get(i)
                             .copied()
                             .unwrap_or(arena.importance[i]);
-                        let lambda = arena.change_rate[i];
-                        let (url, complete, origin) = (
+                        batch.push(
                             arranged.url_bytes(i),
+                            mu,
+                            arena.change_rate[i],
                             arranged.complete_obs[i],
-                            arranged.origin[i],
+                            rate,
                         );
-                        batch.push_rated(url, host, mu, lambda, complete, origin, rate, capped);
                     }
                 }
                 if batch.text_bytes() >= BATCH_TEXT_BYTES {
-                    crawler_channel
-                        .send(std::mem::replace(&mut batch, output_batch(crawler, peers)).sealed());
+                    rows_per_batch = batch.len();
+                    crawler_channel.send(std::mem::take(&mut batch));
                 }
             }
             if !batch.is_empty() {
-                crawler_channel.send(batch.sealed());
+                crawler_channel.send(batch);
             }
             if let (Some(p), Some(channel)) = (&planned, visit_channel.as_mut()) {
                 let dest = crawler % peers as u32;
@@ -439,25 +448,15 @@ fn write_crawler(
     staging: &std::path::Path,
     crawlers: u32,
     crawler: u32,
-    rows: &[RowBatch],
+    rows: &[RatedBatch],
     metadata: &[(String, String)],
 ) -> Result<FileEntry> {
-    let mut runs: Vec<(u128, u32, u32, u32)> = Vec::new(); // (host, batch, first row, end row)
+    let mut runs: Vec<(u128, u32, u32)> = Vec::new(); // (host, batch, run in batch)
     for (b, batch) in rows.iter().enumerate() {
-        for (k, &(host, first)) in batch.segments.iter().enumerate() {
-            let end = batch
-                .segments
-                .get(k + 1)
-                .map(|s| s.1)
-                .unwrap_or(batch.len() as u32);
-            runs.push((host, b as u32, first, end));
-        }
+        runs.extend((0..batch.runs.len()).map(|k| (batch.runs[k].id, b as u32, k as u32)));
     }
     runs.sort_unstable_by_key(|r| r.0);
-    let order: Vec<(u32, u32)> = runs
-        .iter()
-        .flat_map(|&(_, b, first, end)| (first..end).map(move |r| (b, r)))
-        .collect();
+    let order: Vec<(u32, u32)> = runs.iter().map(|&(_, b, k)| (b, k)).collect();
     let width = crawler_digits(crawlers);
     let rel = format!("rates/crawler={crawler:0width$}/part-00000.parquet");
     let path = staging.join(&rel);
@@ -519,12 +518,6 @@ fn write_lead_tables(
 /// Digits of crawler numbers in partition names (at least 3: crawler=007).
 pub fn crawler_digits(crawlers: u32) -> usize {
     (crawlers.saturating_sub(1).to_string().len()).max(3)
-}
-
-fn output_batch(crawler: u32, peers: usize) -> RowBatch {
-    let mut b = RowBatch::new(crawler % peers as u32);
-    b.group = crawler;
-    b
 }
 
 fn file_metadata(args: &RunArgs, multiplier: f64, bandwidth: f64) -> Vec<(String, String)> {

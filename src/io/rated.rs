@@ -1,0 +1,144 @@
+//! Solved rows in transit to their crawler's writer: columnar, one host name per run of rows.
+//!
+//! Input rows ([`super::rows::RowBatch`]) carry a host and an origin per row because they arrive
+//! in any order; solved rows leave a worker grouped by host, so the host travels once per run and
+//! the origin (needed only to rank duplicates) not at all: a third less to copy and keep.
+
+use serde::{Deserialize, Serialize};
+
+/// A batch of solved rows bound for one crawler's writer.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RatedBatch {
+    /// The worker that writes this crawler's partition.
+    pub dest: u32,
+    /// The crawler these rows belong to.
+    pub crawler: u32,
+    /// URL bytes of every row, back to back.
+    pub url_text: Vec<u8>,
+    /// End of each row's URL in `url_text`.
+    pub url_end: Vec<u32>,
+    /// Importance as read (the input's column, whatever the solver made of it).
+    pub importance: Vec<f64>,
+    /// Changes per day.
+    pub change_rate: Vec<f64>,
+    pub complete_obs: Vec<bool>,
+    /// Crawls per day.
+    pub crawl_rate: Vec<f64>,
+    /// The runs of rows of one host, in the sender's canonical order (a host's rows are
+    /// contiguous and never split across batches).
+    pub runs: Vec<HostRun>,
+}
+
+/// A host's run of rows in a [`RatedBatch`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct HostRun {
+    /// The host's 128-bit identity (orders runs canonically at the writer).
+    pub id: u128,
+    pub name: String,
+    /// Whether the host is held at its politeness cap.
+    pub capped: bool,
+    /// First row of the run; it ends where the next run starts (or at the batch's end).
+    pub first: u32,
+}
+
+impl RatedBatch {
+    /// An empty batch for `crawler`, written by worker `dest`, with room for `text` URL bytes and
+    /// `rows` rows: growth by doubling would copy every buffer about once more and fault in fresh
+    /// pages for each copy.
+    pub fn with_capacity(dest: u32, crawler: u32, text: usize, rows: usize) -> Self {
+        RatedBatch {
+            dest,
+            crawler,
+            url_text: Vec::with_capacity(text),
+            url_end: Vec::with_capacity(rows),
+            importance: Vec::with_capacity(rows),
+            change_rate: Vec::with_capacity(rows),
+            complete_obs: Vec::with_capacity(rows),
+            crawl_rate: Vec::with_capacity(rows),
+            runs: Vec::new(),
+        }
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.url_end.len()
+    }
+
+    /// Whether the batch has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.url_end.is_empty()
+    }
+
+    /// Starts the run of a host's rows.
+    pub fn start_host(&mut self, id: u128, name: &str, capped: bool) {
+        self.runs.push(HostRun {
+            id,
+            name: name.to_owned(),
+            capped,
+            first: self.len() as u32,
+        });
+    }
+
+    /// Appends a row of the current host.
+    pub fn push(
+        &mut self,
+        url: &[u8],
+        importance: f64,
+        change_rate: f64,
+        complete_obs: bool,
+        crawl_rate: f64,
+    ) {
+        self.url_text.extend_from_slice(url);
+        self.url_end.push(self.url_text.len() as u32);
+        self.importance.push(importance);
+        self.change_rate.push(change_rate);
+        self.complete_obs.push(complete_obs);
+        self.crawl_rate.push(crawl_rate);
+    }
+
+    /// Rows of run `k`.
+    pub fn run_rows(&self, k: usize) -> std::ops::Range<usize> {
+        let end = self
+            .runs
+            .get(k + 1)
+            .map_or(self.len(), |next| next.first as usize);
+        self.runs[k].first as usize..end
+    }
+
+    /// URL bytes of row `i` (UTF-8: pushed from the arranged URLs, which were read as strings).
+    #[inline]
+    pub fn url_bytes(&self, i: usize) -> &[u8] {
+        let start = if i == 0 {
+            0
+        } else {
+            self.url_end[i - 1] as usize
+        };
+        &self.url_text[start..self.url_end[i] as usize]
+    }
+
+    /// Bytes of URL text held (to cut batches at a bounded size).
+    pub fn text_bytes(&self) -> usize {
+        self.url_text.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_cover_their_rows_and_urls_round_trip() {
+        let mut b = RatedBatch::with_capacity(1, 7, 16, 2);
+        b.start_host(5, "a.example", false);
+        b.push(b"https://a.example/1", 1.0, 0.5, false, 2.0);
+        b.push(b"https://a.example/22", 2.0, 0.25, true, 0.25);
+        b.start_host(3, "b.example", true);
+        b.push(b"https://b.example/", 3.0, 1.0, false, 0.5);
+        assert_eq!(b.len(), 3);
+        assert_eq!(b.run_rows(0), 0..2);
+        assert_eq!(b.run_rows(1), 2..3);
+        assert_eq!(b.url_bytes(1), b"https://a.example/22");
+        assert_eq!(b.url_bytes(2), b"https://b.example/");
+        assert_eq!(b.runs[1].name, "b.example");
+    }
+}
