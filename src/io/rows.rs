@@ -116,6 +116,12 @@ impl RowBatch {
         &self.text[self.start(i)..self.url_end[i] as usize]
     }
 
+    /// Where row `i`'s URL is in `text`: (first byte, end).
+    #[inline]
+    pub fn url_range(&self, i: usize) -> (usize, usize) {
+        (self.start(i), self.url_end[i] as usize)
+    }
+
     /// Host bytes of row `i`.
     #[inline]
     pub fn host_bytes(&self, i: usize) -> &[u8] {

@@ -46,10 +46,12 @@ pub struct Arranged {
     /// The importance column as read, when the solver's importance differs from it
     /// (`--value-per-change`); empty otherwise.
     pub input_importance: Vec<f64>,
-    /// URL bytes of every page, back to back, in arena order.
-    pub url_text: Vec<u8>,
-    /// End of each page's URL in `url_text`.
-    pub url_end: Vec<u64>,
+    /// The text of the received batches, kept where it arrived: copying every URL into canonical
+    /// order faulted in a fresh buffer the size of all URLs (the largest single cost of arranging),
+    /// while readers of URLs (the writers, the timetable) copy them out once anyway.
+    texts: Vec<Vec<u8>>,
+    /// Where each page's URL is in `texts`, in arena order.
+    url_at: Vec<UrlAt>,
     pub complete_obs: Vec<bool>,
     /// Name of each arena host.
     pub host_names: Vec<String>,
@@ -67,24 +69,27 @@ impl Arranged {
     /// URL bytes of page `i`.
     #[inline]
     pub fn url_bytes(&self, i: usize) -> &[u8] {
-        let start = if i == 0 {
-            0
-        } else {
-            self.url_end[i - 1] as usize
-        };
-        &self.url_text[start..self.url_end[i] as usize]
+        let at = self.url_at[i];
+        let start = at.start as usize;
+        &self.texts[at.batch as usize][start..start + at.len as usize]
     }
 }
 
+/// A URL's place in the received text: batch, first byte, length.
+#[derive(Clone, Copy, Debug, Default)]
+struct UrlAt {
+    batch: u32,
+    start: u32,
+    len: u32,
+}
+
 /// A row's identity and place in canonical order, in 40 bytes: keys as (high, low) halves, since a
-/// u128 field would align the record to 48. `row` numbers the rows of all batches in turn; `len`
-/// is the URL's length, so the pass over the sorted keys never reads the batches.
+/// u128 field would align the record to 48. `row` numbers the rows of all batches in turn.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RowKey {
     pub host: [u64; 2],
     pub url: [u64; 2],
     pub row: u32,
-    pub len: u32,
 }
 
 impl RowKey {
@@ -139,7 +144,6 @@ pub fn canonical_order(batches: &[RowBatch], starts: &[u32]) -> Vec<RowKey> {
                 host: split(host_key128(batch.host_bytes(r))),
                 url: split(xxh3_128_with_seed(url, URL_KEY_SEED)),
                 row: starts[b] + r as u32,
-                len: url.len() as u32,
             });
         }
     }
@@ -224,8 +228,7 @@ pub fn arrange(
     let (mut host_names, mut host_keys, mut host_ids) = (Vec::new(), Vec::new(), Vec::new());
     let mut host_delays = Vec::new();
     let mut duplicates = Vec::new();
-    let mut url_end: Vec<u64> = Vec::with_capacity(keys.len());
-    let mut text_len = 0u64;
+    let mut n = 0usize;
     let mut i = 0;
     while i < keys.len() {
         let host = keys[i].host;
@@ -253,9 +256,8 @@ pub fn arrange(
                     change_rate: Some(batch.change_rate[r]),
                 });
             } else {
-                dest[k.row as usize] = url_end.len() as u32;
-                text_len += k.len as u64;
-                url_end.push(text_len);
+                dest[k.row as usize] = n as u32;
+                n += 1;
                 previous_url = Some(k.url);
                 pages += 1;
             }
@@ -272,9 +274,8 @@ pub fn arrange(
         host_ids.push(id);
         host_delays.push(delay);
     }
-    let n = url_end.len();
-    // Zeroed allocations come from the OS untouched: pages become resident as they are written.
-    let mut url_text = vec![0u8; text_len as usize];
+    let mut url_at = vec![UrlAt::default(); n];
+    let mut texts = Vec::with_capacity(batches.len());
     // Scattered writes miss the cache once per row and column, so the numbers travel together in
     // one record per row (one miss) and are split into columns afterwards, in order. The records
     // take over the keys' buffer (same size and alignment: collect works in place), whose pages
@@ -287,8 +288,12 @@ pub fn arrange(
                 continue;
             }
             let d = d as usize;
-            let start = if d == 0 { 0 } else { url_end[d - 1] as usize };
-            url_text[start..url_end[d] as usize].copy_from_slice(batch.url_bytes(r));
+            let (start, end) = batch.url_range(r);
+            url_at[d] = UrlAt {
+                batch: b as u32,
+                start: start as u32,
+                len: (end - start) as u32,
+            };
             records[d] = (
                 batch.importance[r],
                 batch.change_rate[r],
@@ -296,7 +301,9 @@ pub fn arrange(
                 batch.complete_obs[r],
             );
         }
-        *batch = RowBatch::default(); // free this batch now
+        // keep the text, free the rest of this batch now
+        texts.push(std::mem::take(&mut batch.text));
+        *batch = RowBatch::default();
     }
     let importance: Vec<f64> = records
         .iter()
@@ -322,8 +329,8 @@ pub fn arrange(
     Arranged {
         input_importance,
         arena,
-        url_text,
-        url_end,
+        texts,
+        url_at,
         complete_obs,
         host_names,
         host_keys,
