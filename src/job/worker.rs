@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use timely::worker::Worker;
 
-use super::arrange::Reading;
+use super::arrange::{Reading, URL_PREFETCH_DISTANCE};
 use super::channel::{Reducer, Shuffle};
 use super::config::{crawler_rate, RunArgs, DEFAULT_BANDWIDTH_FRACTION};
 use super::load::{load, BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
@@ -225,6 +225,7 @@ pub fn run_worker(
                 let capped = solution.hosts[h].capped;
                 batch.start_host(arranged.host_ids[h], &arranged.host_names[h], capped);
                 for i in arena.host_pages(h) {
+                    arranged.prefetch_url(i + URL_PREFETCH_DISTANCE);
                     let rate = solution.rates[i];
                     if rate > 0.0 {
                         let mu = arranged
