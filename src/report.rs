@@ -63,6 +63,9 @@ pub struct TimetableSummary {
     pub staleness_non_polite: f64,
 }
 
+/// Relative bandwidth error above which the terminal summary warns (the search aims at 1e-13).
+pub const BANDWIDTH_ERROR_WARNING: f64 = 1e-9;
+
 /// What a run did, written to `summary.json` (rates per day, costs as in NeurIPS'19 eqs. 2, 12-13).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Summary {
@@ -76,8 +79,14 @@ pub struct Summary {
     pub bandwidth_requested: f64,
     /// Fetches per day the rates use.
     pub bandwidth_used: f64,
-    /// Fetches per day that politeness (or complete observations) leave unusable.
+    /// Fetches per day that politeness (or complete observations) leave unusable: what the pages
+    /// and hosts cannot take even at price 0.
     pub bandwidth_unusable: f64,
+    /// (used - (requested - unusable)) / requested: how far the rates miss the usable bandwidth.
+    /// Within 1e-12 when the multiplier search converged; larger only when it stopped at its round
+    /// cap (a page whose rate jumps by more than the tolerance between adjacent floating-point
+    /// prices), which the terminal summary then says.
+    pub bandwidth_relative_error: f64,
     pub horizon_s: f64,
     pub crawlers: u32,
     /// Harmonic staleness J_h summed over scheduled and zero-rate URLs; null when infinite (some URL
@@ -137,6 +146,12 @@ impl Summary {
             pct(self.bandwidth_used, self.bandwidth_requested),
             self.bandwidth_unusable
         );
+        if self.bandwidth_relative_error.abs() > BANDWIDTH_ERROR_WARNING {
+            s += &format!(
+                "  WARNING: the rates miss the usable bandwidth by {:+.3e} (relative): the multiplier search stopped at its round cap\n",
+                self.bandwidth_relative_error
+            );
+        }
         s += &format!(
             "  multiplier {:.6e} after {} rounds; {} of {} hosts held at their politeness cap\n",
             self.multiplier, self.rounds, self.hosts_capped, self.hosts
@@ -231,4 +246,26 @@ fn proc_status_bytes(field: &str) -> u64 {
         })
         .map(|kb| kb * 1024)
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_warns_when_the_rates_miss_the_bandwidth() {
+        let mut s = Summary {
+            bandwidth_requested: 100.0,
+            bandwidth_used: 100.0,
+            ..Summary::default()
+        };
+        assert!(!s.human(std::path::Path::new("out")).contains("WARNING"));
+        s.bandwidth_used = 99.9;
+        s.bandwidth_relative_error = -1e-3;
+        let text = s.human(std::path::Path::new("out"));
+        assert!(
+            text.contains("WARNING") && text.contains("-1.000e-3"),
+            "{text}"
+        );
+    }
 }

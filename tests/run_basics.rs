@@ -25,6 +25,10 @@ fn the_readme_command_runs_on_the_sample() {
         "the sample's big hosts ask for 300 s"
     );
     assert!(s["rounds"].as_u64().unwrap() <= 8);
+    // the rates sum to the bandwidth (none of it is unusable on the sample)
+    assert_eq!(s["bandwidth_unusable"].as_f64().unwrap(), 0.0);
+    assert!(s["bandwidth_relative_error"].as_f64().unwrap().abs() <= 1e-12);
+    assert!(!text.contains("WARNING"), "{text}");
     for phase in ["read", "exchange", "solve", "write", "total"] {
         assert!(s["seconds"][phase].as_f64().unwrap() >= 0.0);
     }
@@ -73,8 +77,10 @@ fn bandwidth_beyond_the_caps_is_reported_unusable() {
     assert!(hosts
         .values()
         .all(|h| h.capped && (h.budget - h.cap).abs() <= 1e-9 * h.cap));
+    // unusable is what the caps leave (not merely what the rates miss), and the rates miss nothing else
     let unusable = s["bandwidth_unusable"].as_f64().unwrap();
-    assert!((unusable - (1e9 - used)).abs() <= 1e-6 * 1e9);
+    assert!((unusable - (1e9 - caps)).abs() <= 1e-12 * 1e9);
+    assert!(s["bandwidth_relative_error"].as_f64().unwrap().abs() <= 1e-12);
     let human = String::from_utf8_lossy(
         &run_ok(&[
             "run",

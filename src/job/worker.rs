@@ -377,6 +377,12 @@ pub fn run_worker(
         }
     }
     let write_done = Instant::now();
+    // what no price can place: the pages' and hosts' total room at price 0 falls short of R
+    let unusable = if solution.max_spend.is_finite() {
+        (bandwidth - solution.max_spend).max(0.0)
+    } else {
+        0.0
+    };
     let summary = Summary {
         version: VERSION.to_owned(),
         objective: args.objective.name().to_owned(),
@@ -384,7 +390,8 @@ pub fn run_worker(
         rounds: solution.rounds,
         bandwidth_requested: bandwidth,
         bandwidth_used: solution.bandwidth_used,
-        bandwidth_unusable: (bandwidth - solution.bandwidth_used).max(0.0),
+        bandwidth_unusable: unusable,
+        bandwidth_relative_error: (solution.bandwidth_used - (bandwidth - unusable)) / bandwidth,
         horizon_s: args.pages.horizon_s,
         crawlers: args.crawlers,
         cost_harmonic: c.value.harmonic_cost(),
