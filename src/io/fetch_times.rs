@@ -192,6 +192,37 @@ mod tests {
     }
 
     #[test]
+    fn parquet_samples_are_read_and_a_null_is_named() {
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, values: Vec<Option<f64>>| {
+            let batch = arrow_array::RecordBatch::try_from_iter([(
+                "secs",
+                Arc::new(arrow_array::Float64Array::from(values)) as arrow_array::ArrayRef,
+            )])
+            .unwrap();
+            let path = dir.path().join(name);
+            let mut w = parquet::arrow::ArrowWriter::try_new(
+                File::create(&path).unwrap(),
+                batch.schema(),
+                None,
+            )
+            .unwrap();
+            w.write(&batch).unwrap();
+            w.close().unwrap();
+            path.to_str().unwrap().to_owned()
+        };
+        let good = write("good.parquet", vec![Some(1.0), Some(3.0)]);
+        assert_eq!(parse_fetch_time(&good).unwrap().mean(), 2.0);
+        let bad = write("bad.parquet", vec![Some(1.0), None]);
+        let e = err(&bad);
+        assert!(
+            e.contains("bad.parquet") && e.contains("row 1 column secs") && e.contains("null"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn bad_specs_say_what_to_do() {
         assert!(err("const:abc").contains("'abc' is not a number of seconds"));
         assert!(err("exp:0").contains("--fetch-time exp:0"));

@@ -61,7 +61,8 @@ pub struct EvaluateArgs {
     /// out of date), per URL and weighted by change rate, under randomized accessing (Lemma 4),
     /// its lower bound for any accessing order (Prop. 9), the best bound over all shares
     /// (f_i ~ ln(1/h_i), eq. 1.30; eq. 1.26) and the best randomized shares (f_i ~ 1/h_i - 1,
-    /// eq. 1.31). Pages without a rate are never fetched: obsolete all the time.
+    /// eq. 1.31). Pages without a rate are never fetched: obsolete all the time. An empirical law
+    /// costs a pass over its sample per page: a few thousand durations are plenty.
     #[arg(long, value_name = "SPEC")]
     pub fetch_time: Option<String>,
 }
@@ -453,8 +454,13 @@ pub fn run_evaluate_worker(
     // known before any page's f_i: one more pass over my pages, then one all-reduce.
     let fetch_sums = match fetch {
         Some(fetch) => {
-            let mine = fetch_time_sums(fetch, &arena, &rates, given.bandwidth)?;
-            Some(reducer.all_reduce(mine))
+            let sums = reducer.all_reduce(fetch_time_sums(fetch, &arena, &rates, given.bandwidth));
+            // Every worker fails together after the all-reduce: one failing alone would leave
+            // the others waiting in it.
+            if let Some(e) = sums.error {
+                bail!(e);
+            }
+            Some(sums)
         }
         None => None,
     };
@@ -557,7 +563,7 @@ fn fetch_time_sums(
     arena: &crate::solve::arena::Arena,
     rates: &[f64],
     total_rate: f64,
-) -> Result<FetchSums> {
+) -> FetchSums {
     let mut sums = FetchSums::default();
     for h in 0..arena.hosts() {
         let mut host = PageTerms::default();
@@ -569,13 +575,18 @@ fn fetch_time_sums(
                 0.0
             };
             let per_second = arena.change_rate[i] / SECONDS_PER_DAY;
-            host.add(&PageTerms::of(fetch, per_second, share)?);
+            match PageTerms::of(fetch, per_second, share) {
+                Ok(terms) => host.add(&terms),
+                Err(e) => {
+                    sums.error.get_or_insert(format!("--fetch-time: {e:#}"));
+                }
+            }
         }
         for (sum, x) in sums.terms.iter_mut().zip(host.to_array()) {
             sum.add(x);
         }
     }
-    Ok(sums)
+    sums
 }
 
 fn fetch_time_report(
@@ -609,10 +620,13 @@ fn fetch_time_report(
 #[derive(Clone, Default, Serialize, Deserialize)]
 struct FetchSums {
     terms: [ExactSum; PageTerms::LEN],
+    /// A page whose terms could not be computed (an invalid change rate or share).
+    error: Option<String>,
 }
 
 impl Combine for FetchSums {
     fn combine(&mut self, o: Self) {
+        self.error = self.error.take().or(o.error);
         for (a, b) in self.terms.iter_mut().zip(&o.terms) {
             a.merge(b);
         }
