@@ -13,16 +13,19 @@ use super::channel::{Reducer, Shuffle};
 use super::config::PageArgs;
 use super::load::load;
 use super::worker::{progress, VERSION};
+use crate::exact_sum::ExactSum;
 use crate::io::host_name::{host_of, normalize};
 use crate::io::inputs;
 use crate::io::rates_in::{self, InvalidRate};
 use crate::io::rows::RowBatch;
 use crate::objective::value::{HostValue, PolicyValue};
 use crate::objective::{Objective, Response};
+use crate::plan::{set_figures, FetchTime, PageTerms, SetFigures};
 use crate::solve::price;
 use crate::solve::reduce::{AllReduce, Combine};
 use crate::solve::spend::prelude;
 use crate::solve::sweep::value_at;
+use crate::units::SECONDS_PER_DAY;
 
 /// The objectives whose optimum `evaluate` compares with (their cost is a freshness measure).
 const OBJECTIVES: [Objective; 3] = [
@@ -49,6 +52,19 @@ pub struct EvaluateArgs {
     /// Print the report as JSON (for machines) instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Also value the rates when every fetch takes a random time (Liu & Nain §1.3): SPEC is
+    /// const:SECONDS, exp:MEAN_SECONDS, or a CSV (.csv, header row) or Parquet file of measured
+    /// fetch durations in seconds (column fetch_time_s, or the file's only column). The model is
+    /// one crawler fetching back to back: it does 86400/E[X] fetches per day whatever the table's
+    /// total, and gives page i the share f_i = crawl_rate_i / (sum of crawl_rate) of them; change
+    /// rates are taken per second (change_rate / 86400). Reports the obsolescence (share of time
+    /// out of date), per URL and weighted by change rate, under randomized accessing (Lemma 4),
+    /// its lower bound for any accessing order (Prop. 9), the best bound over all shares
+    /// (f_i ~ ln(1/h_i), eq. 1.30; eq. 1.26) and the best randomized shares (f_i ~ 1/h_i - 1,
+    /// eq. 1.31). Pages without a rate are never fetched: obsolete all the time. An empirical law
+    /// costs a pass over its sample per page: a few thousand durations are plenty.
+    #[arg(long, value_name = "SPEC")]
+    pub fetch_time: Option<String>,
 }
 
 impl EvaluateArgs {
@@ -155,9 +171,89 @@ pub struct Evaluation {
     /// The evaluated rates' value.
     pub value: Value,
     pub optima: Vec<Optimum>,
+    /// With `--fetch-time`: the rates valued under random fetch times (None without the flag).
+    pub fetch_time: Option<FetchTimeReport>,
     pub workers: usize,
     pub processes: usize,
     pub seconds: f64,
+}
+
+/// The rates valued under random fetch times (Liu & Nain §1.3; `--fetch-time`).
+///
+/// Mapping from a rates table to the chapter's model of ONE crawler fetching back to back with
+/// i.i.d. fetch times X (seconds): page i gets the share f_i = crawl_rate_i / Σ crawl_rate of the
+/// fetches (over pages with a rate; pages without one get f_i = 0 and are obsolete all the time),
+/// and changes at μ_i = change_rate_i / 86400 per second. The crawler's throughput is fixed by X,
+/// 86400 / E[X] fetches per day; only the table's shares matter, so a table planned for a different
+/// bandwidth is valued at this one: compare `throughput_per_day` with `table_rate_per_day`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FetchTimeReport {
+    /// The `--fetch-time` spec as given.
+    pub spec: String,
+    /// `constant`, `exponential` or `empirical`.
+    pub law: String,
+    /// Measured durations of an empirical law.
+    pub samples: Option<u64>,
+    /// E[X], seconds.
+    pub mean_fetch_s: f64,
+    /// Fetches per day of one crawler fetching back to back: 86400 / E[X].
+    pub throughput_per_day: f64,
+    /// Σ crawl_rate of the evaluated table, fetches per day.
+    pub table_rate_per_day: f64,
+    /// Obsolescence figures: `randomized` (Lemma 4), `lower_bound` (Prop. 9), `optimal_bound`
+    /// (eq. 1.30), `optimal_bound_eq126`, `randomized_optimal` (eq. 1.31).
+    #[serde(flatten)]
+    pub figures: SetFigures,
+    /// Pages that change.
+    pub pages_changing: u64,
+    /// Changing pages with no rate (or rate 0): never fetched, obsolete all the time (r_i = 1).
+    pub pages_without_rate: u64,
+}
+
+impl FetchTimeReport {
+    fn human(&self) -> String {
+        let show = |x: Option<f64>| x.map_or("-".to_owned(), |x| format!("{x:.6}"));
+        let law = match self.samples {
+            Some(n) => format!("{} ({n} measured durations)", self.law),
+            None => self.law.clone(),
+        };
+        let f = &self.figures;
+        let mut s = format!(
+            "random fetch times (Liu & Nain §1.3; one crawler fetching back to back, page shares from the table):\n\
+             \x20 --fetch-time {}: {law}, mean {:.6} s -> {:.6e} fetches/day; the table plans {:.6e} fetches/day ({:.4}x)\n\
+             \x20 obsolescence (share of time out of date)       per URL   by change rate\n",
+            self.spec,
+            self.mean_fetch_s,
+            self.throughput_per_day,
+            self.table_rate_per_day,
+            self.table_rate_per_day / self.throughput_per_day,
+        );
+        for (name, o) in [
+            ("randomized, table's shares (Lemma 4)", f.randomized),
+            ("lower bound, table's shares (Prop. 9)", f.lower_bound),
+            ("best bound, f ~ ln(1/h) (eq. 1.30)", f.optimal_bound),
+            (
+                "best randomized, f ~ 1/h - 1 (eq. 1.31)",
+                f.randomized_optimal,
+            ),
+        ] {
+            s += &format!(
+                "  {name:<44} {:>9} {:>14}\n",
+                show(o.per_url),
+                show(o.change_weighted)
+            );
+        }
+        s += &format!(
+            "  {:<44} {:>9} {:>14}\n\
+             \x20 {} of {} changing pages have no rate: never fetched, obsolete all the time\n",
+            "floor for any policy and shares (eq. 1.26)",
+            "-",
+            show(f.optimal_bound_eq126),
+            self.pages_without_rate,
+            self.pages_changing,
+        );
+        s
+    }
 }
 
 impl Evaluation {
@@ -214,6 +310,9 @@ impl Evaluation {
                 pct(o.price_of_politeness),
             );
         }
+        if let Some(f) = &self.fetch_time {
+            s += &f.human();
+        }
         if let Some(b) = &self.first_invalid {
             s += &format!(
                 "first invalid rates row: {} row {} column {}\n",
@@ -228,6 +327,7 @@ impl Evaluation {
 pub fn run_evaluate_worker(
     worker: &mut Worker,
     args: &EvaluateArgs,
+    fetch: Option<&FetchTime>,
     processes: usize,
 ) -> Result<Option<Evaluation>> {
     let started = Instant::now();
@@ -350,6 +450,21 @@ pub fn run_evaluate_worker(
         );
     }
 
+    // Under random fetch times the table only gives shares, so Σρ (all-reduced above) must be
+    // known before any page's f_i: one more pass over my pages, then one all-reduce.
+    let fetch_sums = match fetch {
+        Some(fetch) => {
+            let sums = reducer.all_reduce(fetch_time_sums(fetch, &arena, &rates, given.bandwidth));
+            // Every worker fails together after the all-reduce: one failing alone would leave
+            // the others waiting in it.
+            if let Some(e) = sums.error {
+                bail!(e);
+            }
+            Some(sums)
+        }
+        None => None,
+    };
+
     // The optima of each objective at that bandwidth, with and without the hosts' caps.
     let polite_caps = arena.cap.clone();
     arena.slot_days = 1.0 / bandwidth;
@@ -407,6 +522,16 @@ pub fn run_evaluate_worker(
         return Ok(None);
     }
     let first_invalid = status.first_invalid.map(|(_, b)| b);
+    let fetch_time = match (fetch, fetch_sums) {
+        (Some(fetch), Some(sums)) => Some(fetch_time_report(
+            args,
+            fetch,
+            &sums,
+            loaded.pages,
+            given.bandwidth,
+        )),
+        _ => None,
+    };
     Ok(Some(Evaluation {
         version: VERSION.to_owned(),
         urls: loaded.pages,
@@ -424,10 +549,88 @@ pub fn run_evaluate_worker(
         bandwidth,
         value: given,
         optima,
+        fetch_time,
         workers: peers / processes,
         processes,
         seconds: started.elapsed().as_secs_f64(),
     }))
+}
+
+/// My pages' §1.3 terms, summed in page order per host and exactly across hosts (so every worker
+/// count gives the same figures); `total_rate` is the table's Σρ over all workers.
+fn fetch_time_sums(
+    fetch: &FetchTime,
+    arena: &crate::solve::arena::Arena,
+    rates: &[f64],
+    total_rate: f64,
+) -> FetchSums {
+    let mut sums = FetchSums::default();
+    for h in 0..arena.hosts() {
+        let mut host = PageTerms::default();
+        for i in arena.host_pages(h) {
+            // f_i is page i's share of the one crawler's fetches; μ_i per second to match X.
+            let share = if total_rate > 0.0 {
+                (rates[i] / total_rate).min(1.0)
+            } else {
+                0.0
+            };
+            let per_second = arena.change_rate[i] / SECONDS_PER_DAY;
+            match PageTerms::of(fetch, per_second, share) {
+                Ok(terms) => host.add(&terms),
+                Err(e) => {
+                    sums.error.get_or_insert(format!("--fetch-time: {e:#}"));
+                }
+            }
+        }
+        for (sum, x) in sums.terms.iter_mut().zip(host.to_array()) {
+            sum.add(x);
+        }
+    }
+    sums
+}
+
+fn fetch_time_report(
+    args: &EvaluateArgs,
+    fetch: &FetchTime,
+    sums: &FetchSums,
+    urls: u64,
+    table_rate: f64,
+) -> FetchTimeReport {
+    let totals = PageTerms::from_array(std::array::from_fn(|k| sums.terms[k].value()));
+    let (law, samples) = match fetch {
+        FetchTime::Constant { .. } => ("constant", None),
+        FetchTime::Exponential { .. } => ("exponential", None),
+        FetchTime::Empirical { samples } => ("empirical", Some(samples.len() as u64)),
+    };
+    FetchTimeReport {
+        spec: args.fetch_time.clone().unwrap_or_default(),
+        law: law.to_owned(),
+        samples,
+        mean_fetch_s: fetch.mean(),
+        throughput_per_day: SECONDS_PER_DAY / fetch.mean(),
+        table_rate_per_day: table_rate,
+        figures: set_figures(fetch, &totals, urls),
+        // The counts are sums of 0/1 terms, exact in f64 far beyond 2^32 pages.
+        pages_changing: totals.changing as u64,
+        pages_without_rate: totals.never_fetched as u64,
+    }
+}
+
+/// Exact sums of every [`PageTerms`] field, one accumulator per field.
+#[derive(Clone, Default, Serialize, Deserialize)]
+struct FetchSums {
+    terms: [ExactSum; PageTerms::LEN],
+    /// A page whose terms could not be computed (an invalid change rate or share).
+    error: Option<String>,
+}
+
+impl Combine for FetchSums {
+    fn combine(&mut self, o: Self) {
+        self.error = self.error.take().or(o.error);
+        for (a, b) in self.terms.iter_mut().zip(&o.terms) {
+            a.merge(b);
+        }
+    }
 }
 
 /// A message of (url key, crawl rate) pairs for one worker.

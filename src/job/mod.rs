@@ -40,9 +40,16 @@ pub fn run_sweep(args: sweep::SweepArgs) -> Result<Option<sweep::SweepSummary>> 
 /// Runs an evaluation in this process; returns its report on process 0.
 pub fn run_evaluate(args: evaluate::EvaluateArgs) -> Result<Option<evaluate::Evaluation>> {
     args.validate()?;
+    // Read once per process, before any worker starts: a bad spec fails fast, and a measured
+    // sample is not read again by every worker.
+    let fetch = args
+        .fetch_time
+        .as_deref()
+        .map(crate::io::fetch_times::parse_fetch_time)
+        .transpose()?;
     let cluster = args.pages.cluster.clone();
     execute(&cluster, move |worker, processes| {
-        evaluate::run_evaluate_worker(worker, &args, processes)
+        evaluate::run_evaluate_worker(worker, &args, fetch.as_ref(), processes)
     })
 }
 

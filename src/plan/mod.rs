@@ -11,7 +11,8 @@
 //!   [`recommended_crawlers`] for `revisit run`'s summary.
 //! * How stale do pages get when fetch times are random (§1.3)? [`obsolescence`] gives
 //!   h_i = E[exp(−μ_i X)], the per-page bound (Prop. 9), randomized accessing (Lemma 4),
-//!   the optimal frequencies (eq. 1.30) and the cost bound (eq. 1.26).
+//!   the optimal frequencies (eq. 1.30) and the cost bound (eq. 1.26); [`set_figures`] the
+//!   same over a page set from per-page sums (`revisit evaluate --fetch-time`).
 //!
 //! The module only uses `super::`/`self::` paths, so it can be moved as a whole.
 
@@ -27,6 +28,6 @@ pub use cli::{recommended_crawlers, run, PlanCrawlersArgs};
 pub use dynamic::{solve, solve_unrestricted, DynamicPlan, RviSettings, SwitchingCurve};
 pub use obsolescence::{
     cost_lower_bound, obsolescence_lower_bound, optimal_frequencies, randomized_obsolescence,
-    randomized_optimal_frequencies, FetchTime,
+    randomized_optimal_frequencies, set_figures, FetchTime, Obsolescence, PageTerms, SetFigures,
 };
 pub use queue::{queue_length_distribution, QueueModel, StaticPerformance};

@@ -14,6 +14,10 @@ use super::validate::check_positive;
 use anyhow::{bail, Result};
 use rand::Rng;
 
+/// Largest μ·max X for which an empirical law's ln h is taken as ln(1 + E[expm1(−μX)]): below it
+/// nothing can underflow, above it the shifted log-mean-exp is used.
+const EXPM1_FORM_LIMIT: f64 = 1.0;
+
 /// The distribution of the time X one fetch takes (§1.3.1), with E[X] > 0.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FetchTime {
@@ -77,6 +81,17 @@ impl FetchTime {
             // E[e^{−μX}] = 1/(1 + μ·E[X]) for exponential X.
             Self::Exponential { mean } => -(change_rate * mean).ln_1p(),
             Self::Empirical { samples } => {
+                let longest = samples.iter().fold(0.0, |a: f64, &x| a.max(x));
+                if change_rate * longest <= EXPM1_FORM_LIMIT {
+                    // ln(1 + E[expm1(−μX)]): keeps its digits for slowly changing pages, where
+                    // h is within 1e-9 of 1 and ln(mean of exps) would lose most of them.
+                    let mean = samples
+                        .iter()
+                        .map(|&x| (-change_rate * x).exp_m1())
+                        .sum::<f64>()
+                        / samples.len() as f64;
+                    return mean.ln_1p();
+                }
                 // log-mean-exp, shifted by the largest exponent (the shortest fetch).
                 let top = samples
                     .iter()
@@ -139,10 +154,18 @@ pub fn obsolescence_lower_bound(
         "changes per time unit of the fetch times",
     )?;
     check_frequency(frequency)?;
+    Ok(bound_from_ln_h(
+        fetch.ln_laplace(change_rate),
+        change_rate * fetch.mean(),
+        frequency,
+    ))
+}
+
+/// Prop. 9's bound from ln h and μE[X] (frequency in (0, 1]).
+fn bound_from_ln_h(ln_h: f64, rate_times_mean: f64, frequency: f64) -> f64 {
     // The chapter's (E[X] − f/μ + (f/μ)h^{1/f})/E[X], with 1 − h^{1/f} = −expm1(ln h / f)
     // so that rarely changing pages (h near 1) keep their digits.
-    let scale = frequency / (change_rate * fetch.mean());
-    Ok(1.0 + scale * (fetch.ln_laplace(change_rate) / frequency).exp_m1())
+    1.0 + frequency / rate_times_mean * (ln_h / frequency).exp_m1()
 }
 
 /// Lemma 4: r_i = 1 − f_i(1 − h_i)/(μ_i E[X](1 − h_i + f_i h_i)) when every fetch picks page i independently with probability f_i.
@@ -153,12 +176,19 @@ pub fn randomized_obsolescence(fetch: &FetchTime, change_rate: f64, frequency: f
         "changes per time unit of the fetch times",
     )?;
     check_frequency(frequency)?;
+    Ok(randomized_from_ln_h(
+        fetch.ln_laplace(change_rate),
+        change_rate * fetch.mean(),
+        frequency,
+    ))
+}
+
+/// Lemma 4's rate from ln h and μE[X] (frequency in (0, 1]).
+fn randomized_from_ln_h(ln_h: f64, rate_times_mean: f64, frequency: f64) -> f64 {
     // The chapter writes (E[X] − f/μ + (f/μ)·f h/(1 − h + f h))/E[X]; 1 − f h/(1 − h + f h)
     // = (1 − h)/(1 − h + f h), which avoids the cancellation when h is near 1.
-    let ln_h = fetch.ln_laplace(change_rate);
     let (h, one_minus_h) = (ln_h.exp(), -ln_h.exp_m1());
-    let scale = frequency / (change_rate * fetch.mean());
-    Ok(1.0 - scale * one_minus_h / (one_minus_h + frequency * h))
+    1.0 - frequency / rate_times_mean * one_minus_h / (one_minus_h + frequency * h)
 }
 
 /// Eq. 1.30: the access frequencies minimising Σμ_i r_i's lower bound, f_i ∝ ln(1/h_i).
@@ -191,7 +221,13 @@ pub fn cost_lower_bound(
         .iter()
         .map(|&rate| fetch.ln_laplace(rate))
         .sum();
-    Ok(weight_per_change_rate * (total_rate + ln_product.exp_m1() / fetch.mean()))
+    Ok(weight_per_change_rate * eq_1_26(total_rate, ln_product, fetch.mean()))
+}
+
+/// Eq. 1.26's μ − (1 − Π h_i)/E[X], from μ = Σμ_i and ln Π h_i = Σ ln h_i.
+fn eq_1_26(total_rate: f64, ln_product: f64, mean_fetch: f64) -> f64 {
+    // 1 − Π h = −expm1(Σ ln h): exact for a product of many h_i near 1.
+    total_rate + ln_product.exp_m1() / mean_fetch
 }
 
 /// Eq. 1.31 (Prop. 11): the best randomized frequencies, f_i ∝ 1/h_i − 1.
@@ -204,6 +240,189 @@ pub fn randomized_optimal_frequencies(fetch: &FetchTime, change_rates: &[f64]) -
         .collect();
     let total: f64 = weights.iter().sum();
     Ok(weights.into_iter().map(|w| w / total).collect())
+}
+
+/// One page's terms of the page-set figures ([`SetFigures`]); summed over pages (in any order,
+/// by any summation) and handed to [`set_figures`]. Pages that never change (μ = 0) are never
+/// obsolete and contribute nothing but a URL to the per-URL mean.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PageTerms {
+    /// 1 if the page changes (μ > 0), else 0.
+    pub changing: f64,
+    /// 1 if the page changes but gets no fetches (f = 0: obsolete all the time), else 0.
+    pub never_fetched: f64,
+    /// μ_i.
+    pub change_rate: f64,
+    /// r_i under randomized accessing at the given f_i (Lemma 4; 1 when f_i = 0).
+    pub randomized: f64,
+    /// μ_i r_i, Lemma 4.
+    pub randomized_weighted: f64,
+    /// Prop. 9's bound on r_i at the given f_i (1 when f_i = 0).
+    pub lower_bound: f64,
+    /// μ_i times Prop. 9's bound.
+    pub lower_bound_weighted: f64,
+    /// ln(1/h_i): eq. 1.30's weight.
+    pub ln_inv_h: f64,
+    /// ln(1/h_i)/μ_i: eq. 1.30's optimal bound per URL needs Σ of it.
+    pub ln_inv_h_per_rate: f64,
+    /// 1/h_i − 1: eq. 1.31's weight.
+    pub inv_h_minus_one: f64,
+    /// (1/h_i − 1)/μ_i: eq. 1.31's randomized optimum per URL needs Σ of it.
+    pub inv_h_minus_one_per_rate: f64,
+}
+
+impl PageTerms {
+    /// Number of terms ([`PageTerms::to_array`]).
+    pub const LEN: usize = 11;
+
+    /// Page i's terms: change rate μ_i >= 0 and access frequency f_i in [0, 1] (the share of all
+    /// fetches spent on it), in the time unit of `fetch`.
+    pub fn of(fetch: &FetchTime, change_rate: f64, frequency: f64) -> Result<Self> {
+        if !(change_rate.is_finite() && change_rate >= 0.0) {
+            bail!("a page change rate must be finite and >= 0, got {change_rate}");
+        }
+        if !(0.0..=1.0).contains(&frequency) {
+            bail!("an access frequency must be in [0, 1] (the fraction of all fetches spent on the page), got {frequency}");
+        }
+        if change_rate == 0.0 {
+            return Ok(Self::default());
+        }
+        let ln_h = fetch.ln_laplace(change_rate);
+        let rate_times_mean = change_rate * fetch.mean();
+        // A page that is never fetched stays obsolete from its first change on: r = 1.
+        let (randomized, lower_bound) = if frequency > 0.0 {
+            (
+                randomized_from_ln_h(ln_h, rate_times_mean, frequency),
+                bound_from_ln_h(ln_h, rate_times_mean, frequency),
+            )
+        } else {
+            (1.0, 1.0)
+        };
+        let inv_h_minus_one = (-ln_h).exp_m1();
+        Ok(Self {
+            changing: 1.0,
+            never_fetched: if frequency > 0.0 { 0.0 } else { 1.0 },
+            change_rate,
+            randomized,
+            randomized_weighted: change_rate * randomized,
+            lower_bound,
+            lower_bound_weighted: change_rate * lower_bound,
+            ln_inv_h: -ln_h,
+            ln_inv_h_per_rate: -ln_h / change_rate,
+            inv_h_minus_one,
+            inv_h_minus_one_per_rate: inv_h_minus_one / change_rate,
+        })
+    }
+
+    /// Adds another page's (or page group's) terms.
+    pub fn add(&mut self, o: &Self) {
+        let mut a = self.to_array();
+        for (x, y) in a.iter_mut().zip(o.to_array()) {
+            *x += y;
+        }
+        *self = Self::from_array(a);
+    }
+
+    /// The terms in a fixed order (for summing them with another accumulator).
+    pub fn to_array(&self) -> [f64; Self::LEN] {
+        [
+            self.changing,
+            self.never_fetched,
+            self.change_rate,
+            self.randomized,
+            self.randomized_weighted,
+            self.lower_bound,
+            self.lower_bound_weighted,
+            self.ln_inv_h,
+            self.ln_inv_h_per_rate,
+            self.inv_h_minus_one,
+            self.inv_h_minus_one_per_rate,
+        ]
+    }
+
+    /// The inverse of [`PageTerms::to_array`].
+    pub fn from_array(a: [f64; Self::LEN]) -> Self {
+        Self {
+            changing: a[0],
+            never_fetched: a[1],
+            change_rate: a[2],
+            randomized: a[3],
+            randomized_weighted: a[4],
+            lower_bound: a[5],
+            lower_bound_weighted: a[6],
+            ln_inv_h: a[7],
+            ln_inv_h_per_rate: a[8],
+            inv_h_minus_one: a[9],
+            inv_h_minus_one_per_rate: a[10],
+        }
+    }
+}
+
+/// An obsolescence figure of a page set, averaged two ways (None: no page changes).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Obsolescence {
+    /// Mean of r_i over all URLs (pages that never change count as never obsolete).
+    pub per_url: Option<f64>,
+    /// Σ μ_i r_i / Σ μ_i: the chapter's cost C with c_i = c₀μ_i (Prop. 10), per unit of c₀Σμ_i.
+    pub change_weighted: Option<f64>,
+}
+
+/// The §1.3 figures of a page set crawled by one crawler fetching back to back.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SetFigures {
+    /// Randomized accessing at the given frequencies (Lemma 4).
+    pub randomized: Obsolescence,
+    /// Prop. 9's bound at the given frequencies: no accessing policy does better; evenly spaced
+    /// fetches of every page attain it.
+    pub lower_bound: Obsolescence,
+    /// Prop. 9's bound at the frequencies of eq. 1.30 (f_i ∝ ln(1/h_i)), the minimum of the bound
+    /// over all frequencies.
+    pub optimal_bound: Obsolescence,
+    /// Eq. 1.26 divided by μ = Σμ_i: (μ − (1 − Π h_i)/E[X])/μ, a floor on the change-weighted
+    /// obsolescence of any policy; equals `optimal_bound.change_weighted` (Prop. 10's proof).
+    pub optimal_bound_eq126: Option<f64>,
+    /// Randomized accessing at the best frequencies for it, f_i ∝ 1/h_i − 1 (eq. 1.31).
+    pub randomized_optimal: Obsolescence,
+}
+
+/// The page-set figures from the sums of every page's [`PageTerms`] over `urls` URLs.
+pub fn set_figures(fetch: &FetchTime, sums: &PageTerms, urls: u64) -> SetFigures {
+    let mean = fetch.mean();
+    let changing = sums.changing;
+    let total_rate = sums.change_rate;
+    let some = |x: f64| (changing > 0.0 && x.is_finite()).then_some(x);
+    let per_url = |obsolete_sum: f64| some(obsolete_sum / urls as f64);
+    let weighted = |weighted_sum: f64| some(weighted_sum / total_rate);
+    // Eq. 1.30: at x_i = ln(1/h_i)/L (L = Σ ln(1/h_j)) every h_i^{1/x_i} is e^{−L}, so Prop. 9
+    // gives r_i = 1 − (ln(1/h_i)/μ_i)(1 − e^{−L})/(L E[X]).
+    let big_l = sums.ln_inv_h;
+    let one_minus_product = -(-big_l).exp_m1();
+    let optimal_per_url = changing - sums.ln_inv_h_per_rate * one_minus_product / (big_l * mean);
+    let optimal_weighted = total_rate - one_minus_product / mean;
+    // Eq. 1.31: at f_i = g_i/G (g_i = 1/h_i − 1, G = Σ g_j) Lemma 4 gives r_i = 1 − g_i/((G + 1)μ_i E[X]).
+    let big_g = sums.inv_h_minus_one;
+    let best_per_url = changing - sums.inv_h_minus_one_per_rate / ((big_g + 1.0) * mean);
+    // G/(G + 1) written as 1/(1 + 1/G) stays finite when some h_i underflows (G = inf).
+    let best_weighted = total_rate - 1.0 / ((1.0 + 1.0 / big_g) * mean);
+    SetFigures {
+        randomized: Obsolescence {
+            per_url: per_url(sums.randomized),
+            change_weighted: weighted(sums.randomized_weighted),
+        },
+        lower_bound: Obsolescence {
+            per_url: per_url(sums.lower_bound),
+            change_weighted: weighted(sums.lower_bound_weighted),
+        },
+        optimal_bound: Obsolescence {
+            per_url: per_url(optimal_per_url),
+            change_weighted: weighted(optimal_weighted),
+        },
+        optimal_bound_eq126: weighted(eq_1_26(total_rate, -big_l, mean)),
+        randomized_optimal: Obsolescence {
+            per_url: per_url(best_per_url),
+            change_weighted: weighted(best_weighted),
+        },
+    }
 }
 
 #[cfg(test)]
@@ -452,6 +671,81 @@ mod tests {
         // Random fetch times shift frequency towards slow-changing pages (text after 1.30).
         let y = optimal_frequencies(&FetchTime::exponential(3.0).unwrap(), &rates).unwrap();
         assert!(y[0] > x[0] && y[2] < x[2]);
+    }
+
+    #[test]
+    fn empirical_laplace_keeps_its_digits_for_slow_pages() {
+        // ln E[e^{−μX}] = −μE[X] + μ²Var(X)/2 − O(μ³): for μX ~ 1e-8 the series is exact to
+        // 1e-16 relative, a check the plain log-mean-exp fails by orders of magnitude.
+        let samples = vec![0.2, 0.3, 0.5, 1.0, 3.0];
+        let n = samples.len() as f64;
+        let mean = samples.iter().sum::<f64>() / n;
+        let var = samples.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
+        let fetch = FetchTime::empirical(samples).unwrap();
+        for rate in [1e-8, 1e-7, 1e-6] {
+            let series = -rate * mean + rate * rate * var / 2.0;
+            let got = fetch.ln_laplace(rate);
+            assert!(
+                ((got - series) / series).abs() < 1e-9,
+                "μ={rate}: {got} vs {series}"
+            );
+        }
+    }
+
+    #[test]
+    fn set_figures_add_up_the_per_page_formulas() {
+        // Pages as (μ, f): one never changes, one is never fetched.
+        let pages = [(0.05, 0.2), (0.3, 0.3), (1.2, 0.5), (0.0, 0.0), (0.7, 0.0)];
+        for (name, fetch) in laws() {
+            let mut sums = PageTerms::default();
+            for &(m, f) in &pages {
+                sums.add(&PageTerms::of(&fetch, m, f).unwrap());
+            }
+            let got = set_figures(&fetch, &sums, pages.len() as u64);
+            let n = pages.len() as f64;
+            let changing: Vec<f64> = pages.iter().map(|p| p.0).filter(|&m| m > 0.0).collect();
+            let total: f64 = changing.iter().sum();
+            let r = |m: f64, f: f64, lemma: bool| match (m > 0.0, f > 0.0) {
+                (false, _) => 0.0,
+                (true, false) => 1.0,
+                (true, true) if lemma => randomized_obsolescence(&fetch, m, f).unwrap(),
+                _ => obsolescence_lower_bound(&fetch, m, f).unwrap(),
+            };
+            let close = |a: Option<f64>, b: f64, what: &str| {
+                let a = a.unwrap();
+                assert!((a - b).abs() < 1e-12, "{name} {what}: {a} vs {b}");
+            };
+            for (lemma, fig) in [(true, got.randomized), (false, got.lower_bound)] {
+                let per_url: f64 = pages.iter().map(|&(m, f)| r(m, f, lemma)).sum::<f64>() / n;
+                let weighted: f64 =
+                    pages.iter().map(|&(m, f)| m * r(m, f, lemma)).sum::<f64>() / total;
+                close(fig.per_url, per_url, "per URL");
+                close(fig.change_weighted, weighted, "weighted");
+            }
+            let x = optimal_frequencies(&fetch, &changing).unwrap();
+            let y = randomized_optimal_frequencies(&fetch, &changing).unwrap();
+            let (mut opt, mut opt_w, mut best, mut best_w) = (0.0, 0.0, 0.0, 0.0);
+            for (k, &m) in changing.iter().enumerate() {
+                let b = obsolescence_lower_bound(&fetch, m, x[k]).unwrap();
+                let q = randomized_obsolescence(&fetch, m, y[k]).unwrap();
+                (opt, opt_w, best, best_w) = (opt + b, opt_w + m * b, best + q, best_w + m * q);
+            }
+            close(got.optimal_bound.per_url, opt / n, "eq. 1.30 per URL");
+            close(got.optimal_bound.change_weighted, opt_w / total, "eq. 1.30");
+            let eq126 = cost_lower_bound(&fetch, &changing, 1.0).unwrap() / total;
+            close(got.optimal_bound_eq126, eq126, "eq. 1.26");
+            close(got.randomized_optimal.per_url, best / n, "eq. 1.31 per URL");
+            close(
+                got.randomized_optimal.change_weighted,
+                best_w / total,
+                "eq. 1.31",
+            );
+        }
+        // No page changes: nothing to average.
+        let fetch = FetchTime::constant(1.0).unwrap();
+        let none = set_figures(&fetch, &PageTerms::of(&fetch, 0.0, 1.0).unwrap(), 1);
+        assert_eq!(none.randomized.per_url, None);
+        assert!(PageTerms::of(&fetch, 0.1, 1.5).is_err());
     }
 
     #[test]
