@@ -14,8 +14,8 @@ use crate::schedule::crawler::{crawler_phases, sequence_crawler, CrawlerHost};
 use crate::schedule::evaluate::evaluate_page;
 use crate::schedule::timetable::{host_timetable, Sequencing};
 use crate::schedule::visits::{
-    host_visit_cap, integer_visits, periodic_staleness, visit_budget, Staleness, VisitProblem,
-    Visits,
+    host_visit_cap, integer_visits, integer_visits_from, periodic_staleness, visit_budget,
+    Staleness, VisitProblem, Visits,
 };
 use crate::solve::reduce::{AllReduce, Combine};
 use crate::units::Seconds;
@@ -63,7 +63,8 @@ pub fn plan<R: AllReduce>(
         caps: &free,
         ..problem
     };
-    let np_counts = integer_visits(&loose, budget, reduce).counts;
+    // without caps the capped hosts take more, so the price is higher: start from the polite one
+    let np_counts = integer_visits_from(&loose, budget, Some(visits.multiplier), reduce).counts;
     let non_polite = reduce.all_reduce(Staleness::of(arena, &np_counts, horizon));
     Planned {
         visits,
