@@ -19,6 +19,31 @@
 pub const X_MAX: f64 = 40.461_567_483_087_465;
 /// Below this x, phi(x) and the cost use their Taylor series (the closed forms cancel there).
 const SERIES_BELOW: f64 = 0.5;
+/// (-1)^(n+1) / (n+1)! for n = 1..=19, each rounded once: the Taylor coefficients of the staleness
+/// (x + e^-x - 1)/x = x/2! - x^2/3! + ... below [`SERIES_BELOW`] (terms beyond the 19th are below
+/// 1e-24 of the sum there), so that [`cost`] sums the series by Horner's rule without a division
+/// per term (a sweep values every page at every point).
+const STALE_SERIES: [f64; 19] = [
+    0.5,
+    -0.16666666666666666,
+    0.041666666666666664,
+    -0.008333333333333333,
+    0.001388888888888889,
+    -0.0001984126984126984,
+    2.48015873015873e-05,
+    -2.7557319223985893e-06,
+    2.755731922398589e-07,
+    -2.505210838544172e-08,
+    2.08767569878681e-09,
+    -1.6059043836821613e-10,
+    1.1470745597729725e-11,
+    -7.647163731819816e-13,
+    4.779477332387385e-14,
+    -2.8114572543455206e-15,
+    1.5619206968586225e-16,
+    -8.22063524662433e-18,
+    4.110317623312165e-19,
+];
 /// Below this c = theta lambda / mu, the first guess of x is the branch-point series in sqrt(2c).
 const BRANCH_SERIES_BELOW: f64 = 1e-6;
 
@@ -158,13 +183,7 @@ pub fn cost(mu: f64, lambda: f64, rho: f64) -> f64 {
     }
     let x = lambda / rho;
     let stale = if x < SERIES_BELOW {
-        let mut term = 0.5 * x; // n = 1: x / 2!
-        let mut sum = 0.0;
-        for n in 1..20 {
-            sum += term;
-            term *= -x / (n as f64 + 2.0);
-        }
-        sum
+        x * STALE_SERIES.iter().rev().fold(0.0, |p, &c| p * x + c)
     } else {
         (x + (-x).exp_m1()) / x
     };
