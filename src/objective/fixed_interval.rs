@@ -17,8 +17,35 @@
 
 /// The largest x = lambda/rho a price below the cut-off yields: (1 + x) e^-x = 2^-53.
 pub const X_MAX: f64 = 40.461_567_483_087_465;
-/// Below this x, phi(x) and the cost use their Taylor series (the closed forms cancel there).
+/// Below this x, phi(x) uses its Taylor series (the closed form cancels there).
 const SERIES_BELOW: f64 = 0.5;
+/// (-1)^(n+1) / (n+1)! for n = 1..=19, each rounded once: the Taylor coefficients of the staleness
+/// (x + e^-x - 1)/x = x/2! - x^2/3! + ... below [`STALE_SERIES_BELOW`], so that [`cost`] sums the
+/// series by Horner's rule without a division per term (a sweep values every page at every point).
+const STALE_SERIES: [f64; 19] = [
+    0.5,
+    -0.16666666666666666,
+    0.041666666666666664,
+    -0.008333333333333333,
+    0.001388888888888889,
+    -0.0001984126984126984,
+    2.48015873015873e-05,
+    -2.7557319223985893e-06,
+    2.755731922398589e-07,
+    -2.505210838544172e-08,
+    2.08767569878681e-09,
+    -1.6059043836821613e-10,
+    1.1470745597729725e-11,
+    -7.647163731819816e-13,
+    4.779477332387385e-14,
+    -2.8114572543455206e-15,
+    1.5619206968586225e-16,
+    -8.22063524662433e-18,
+    4.110317623312165e-19,
+];
+/// Below this x the staleness uses [`STALE_SERIES`] (alternating, terms decreasing from x/2, its 20th
+/// term below 1e-19 of the sum), at and above it the closed form with e^-x (no cancellation there).
+const STALE_SERIES_BELOW: f64 = 1.0;
 /// Below this c = theta lambda / mu, the first guess of x is the branch-point series in sqrt(2c).
 const BRANCH_SERIES_BELOW: f64 = 1e-6;
 
@@ -157,16 +184,12 @@ pub fn cost(mu: f64, lambda: f64, rho: f64) -> f64 {
         return mu;
     }
     let x = lambda / rho;
-    let stale = if x < SERIES_BELOW {
-        let mut term = 0.5 * x; // n = 1: x / 2!
-        let mut sum = 0.0;
-        for n in 1..20 {
-            sum += term;
-            term *= -x / (n as f64 + 2.0);
-        }
-        sum
+    let stale = if x < STALE_SERIES_BELOW {
+        x * STALE_SERIES.iter().rev().fold(0.0, |p, &c| p * x + c)
     } else {
-        (x + (-x).exp_m1()) / x
+        // x + e^-x - 1 >= 1/e here: exp's rounding costs < 1e-15 relative, and exp is cheaper
+        // than exp_m1
+        (x + ((-x).exp() - 1.0)) / x
     };
     mu * stale
 }
@@ -295,6 +318,12 @@ mod tests {
             let direct = mu * (1.0 - (1.0 - (-x).exp()) / x);
             assert!(((cost(mu, lambda, rho) - direct) / direct).abs() < 1e-12);
             assert!((cost(mu, lambda, rho) + mu * freshness(lambda, rho) - mu).abs() < 1e-15);
+        }
+        // on both sides of the switch from the series to the closed form, against libm's expm1
+        for x in [0.3f64, 0.5, 0.999_999, 1.0, 1.000_001, 2.0, 30.0, 1e3] {
+            let expm1 = (x + (-x).exp_m1()) / x;
+            let ours = cost(1.0, x, 1.0);
+            assert!(((ours - expm1) / expm1).abs() < 4.0 * f64::EPSILON, "{x}");
         }
         // rho = 1e9 lambda: staleness ~ x/2, where 1 - (1 - e^-x)/x would cancel to noise
         assert!(((cost(1.0, 1.0, 1e9) - 0.5e-9) / 0.5e-9).abs() < 1e-8);

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{binary_cost, harmonic_cost, Objective, Page, Response};
+use super::{binary, binary_cost, fixed_interval, harmonic_cost, Objective, Page};
 use crate::exact_sum::ExactSum;
 use crate::solve::reduce::Combine;
 
@@ -50,7 +50,12 @@ impl HostValue {
         let (mu, lambda) = (page.importance, page.change_rate);
         self.harmonic += harmonic_cost(mu, lambda, rho, complete_obs);
         self.binary += binary_cost(mu, lambda, rho, complete_obs);
-        self.fixed_interval += Response::of(Objective::BinaryFixed, complete_obs).cost(page, rho);
+        // Response::of(Objective::BinaryFixed, complete_obs).cost(page, rho), without the dispatch
+        self.fixed_interval += if complete_obs {
+            binary::complete_cost(mu, lambda, rho)
+        } else {
+            fixed_interval::cost(mu, lambda, rho)
+        };
         self.importance += mu;
         self.bandwidth += rho;
         self.starved += (rho <= 0.0 && lambda > 0.0) as u64;
@@ -159,6 +164,25 @@ mod tests {
         assert_eq!(v.starved, 1);
         assert_eq!(v.harmonic_cost(), None);
         assert!((v.freshness_poisson() - 0.5).abs() < 1e-15);
+    }
+
+    /// The fixed-interval cost is the binary-fixed objective's own cost, for both observabilities.
+    #[test]
+    fn fixed_interval_staleness_is_the_binary_fixed_cost() {
+        for complete in [false, true] {
+            for (mu, lambda, rho) in [
+                (2.0, 0.5, 1.0),
+                (1.0, 3.0, 0.01),
+                (0.3, 0.01, 5.0),
+                (1.0, 0.0, 0.0),
+            ] {
+                let mut v = PolicyValue::default();
+                v.add(page(mu, lambda), rho, complete);
+                let own = crate::objective::Response::of(Objective::BinaryFixed, complete)
+                    .cost(page(mu, lambda), rho);
+                assert_eq!(v.fixed_interval_cost(), own);
+            }
+        }
     }
 
     #[test]

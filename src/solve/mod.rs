@@ -22,6 +22,7 @@ use demand::page_rate;
 use host_cap::{price_host, price_host_from, HostPrice};
 use multiplier::{MultiplierSearch, Next};
 use reduce::{AllReduce, Combine};
+use spend::{SpendPair, SpendPartial};
 
 /// The solution on one worker's pages, with the global figures every worker agrees on.
 #[derive(Clone, Debug)]
@@ -120,6 +121,19 @@ pub struct Priced {
     pub max_spend: f64,
     /// Per local host: its price, share, whether capped, its demand at nu.
     pub hosts: Vec<HostPrice>,
+    /// The same hosts without their caps, evaluated at nu (None if nu was not the last price the
+    /// search evaluated, or is 0): a free first observation for a solve without caps.
+    pub uncapped: Option<Seed>,
+}
+
+/// A search's first observation obtained without a round: the global spend at a price and this
+/// worker's host demands there.
+#[derive(Clone, Debug)]
+pub struct Seed {
+    /// The combined spend of all workers at the price.
+    pub spend: spend::SpendPartial,
+    /// This worker's host demands at the price (as [`spend::spend_partial_keeping`] keeps them).
+    pub demands: Vec<demand::Demand>,
 }
 
 /// Finds the global multiplier for `bandwidth` (rounds of all-reduce from `guess`), then prices every
@@ -129,6 +143,21 @@ pub fn price<R: AllReduce>(
     bandwidth: f64,
     pre: &spend::Prelude,
     guess: f64,
+    reduce: &mut R,
+    on_round: impl FnMut(u32, f64, f64),
+) -> Priced {
+    price_seeded(arena, bandwidth, pre, guess, None, reduce, on_round)
+}
+
+/// [`price`], starting from `seed`: an observation of this arena's spend already made (it must be
+/// exactly what [`spend::spend_partial_keeping`] would give at its price on this arena). The seed
+/// saves the first round; the answer is the same as from any other start (within the tolerance).
+pub fn price_seeded<R: AllReduce>(
+    arena: &Arena,
+    bandwidth: f64,
+    pre: &spend::Prelude,
+    guess: f64,
+    seed: Option<Seed>,
     reduce: &mut R,
     mut on_round: impl FnMut(u32, f64, f64),
 ) -> Priced {
@@ -142,32 +171,51 @@ pub fn price<R: AllReduce>(
     // each host's demand at the latest price evaluated, reused when that price is the answer
     let mut demands = Vec::with_capacity(arena.hosts());
     let mut evaluated = f64::NAN;
+    // an observation in hand (the seed) is taken before any round
+    let mut pending = None;
+    let mut seeded = 0;
+    if let (Next::Evaluate(_), Some(seed)) = (next, seed) {
+        let p = seed.spend.price;
+        if p > 0.0 && p.is_finite() && seed.demands.len() == arena.hosts() {
+            demands = seed.demands;
+            evaluated = p;
+            pending = Some(SpendPair {
+                capped: seed.spend,
+                uncapped: SpendPartial::default(),
+            });
+            seeded = 1;
+        }
+    }
+    let mut last: Option<SpendPair> = None;
     let (multiplier, fill) = loop {
-        match next {
-            Next::Evaluate(price) => {
+        let total = match (pending.take(), next) {
+            (Some(total), _) => total,
+            (None, Next::Evaluate(price)) => {
                 let total =
                     reduce.all_reduce(spend::spend_partial_keeping(arena, price, &mut demands));
                 evaluated = price;
-                let o = total.observation();
                 on_round(
-                    search.rounds() + 1,
+                    search.rounds() + 1 - seeded,
                     price,
-                    (o.right - bandwidth) / bandwidth,
+                    (total.capped.right.value() - bandwidth) / bandwidth,
                 );
-                next = search.observe(o);
-                if let Next::Converged(c) = next {
-                    // at the round cap the search answers its best observation, maybe an earlier one
-                    let fill = if c.price == price {
-                        total.tie_fill(bandwidth)
-                    } else {
-                        reduce
-                            .all_reduce(spend::spend_partial(arena, c.price))
-                            .tie_fill(bandwidth)
-                    };
-                    break (c.price, fill);
-                }
+                total
             }
-            Next::Converged(o) => break (o.price, 1.0), // price 0: every page at its largest rate
+            (None, Next::Converged(o)) => break (o.price, 1.0), // price 0: every page at its largest rate
+        };
+        let price = total.capped.price;
+        next = search.observe(total.capped.observation());
+        if let Next::Converged(c) = next {
+            // at the round cap the search answers its best observation, maybe an earlier one
+            let fill = if c.price == price {
+                total.capped.tie_fill(bandwidth)
+            } else {
+                reduce
+                    .all_reduce(spend::spend_partial(arena, c.price))
+                    .tie_fill(bandwidth)
+            };
+            last = Some(total);
+            break (c.price, fill);
         }
     };
     let hosts: Vec<HostPrice> = (0..arena.hosts())
@@ -176,12 +224,23 @@ pub fn price<R: AllReduce>(
             _ => price_host(arena, h, multiplier, fill),
         })
         .collect();
+    // the seed's pair carries no uncapped half: a seeded search ending on its seed gives no seed on
+    let uncapped = match last {
+        Some(pair) if evaluated == multiplier && multiplier > 0.0 && pair.uncapped.price > 0.0 => {
+            Some(Seed {
+                spend: pair.uncapped,
+                demands,
+            })
+        }
+        _ => None,
+    };
     Priced {
         multiplier,
         fill,
-        rounds: search.rounds(),
+        rounds: search.rounds() - seeded,
         max_spend,
         hosts,
+        uncapped,
     }
 }
 

@@ -98,39 +98,69 @@ impl SpendPartial {
 
 /// This worker's spend partial at `price` over all hosts of `arena`.
 pub fn spend_partial(arena: &Arena, price: f64) -> SpendPartial {
-    spend_partial_keeping(arena, price, &mut Vec::new())
+    spend_partial_keeping(arena, price, &mut Vec::new()).capped
 }
 
-/// [`spend_partial`], keeping each host's demand at `price` in `demands` (one per host), so that
-/// pricing the hosts at the converged multiplier needs no further pass over the pages.
-pub fn spend_partial_keeping(arena: &Arena, price: f64, demands: &mut Vec<Demand>) -> SpendPartial {
+/// The spend at one price with the arena's caps and without them: both come from the same host
+/// demands, and the second is the first observation of the non-polite problem at the same bandwidth
+/// for free (see [`super::sweep`]).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SpendPair {
+    /// sum_h min(C_h, D_h): the spend of the problem being solved.
+    pub capped: SpendPartial,
+    /// sum_h D_h: the same hosts with every cap lifted.
+    pub uncapped: SpendPartial,
+}
+
+impl Combine for SpendPair {
+    fn combine(&mut self, other: Self) {
+        self.capped.combine(other.capped);
+        self.uncapped.combine(other.uncapped);
+    }
+}
+
+/// [`spend_partial`] with and without the caps, keeping each host's demand at `price` in `demands`
+/// (one per host), so that pricing the hosts at the converged multiplier needs no further pass over
+/// the pages.
+pub fn spend_partial_keeping(arena: &Arena, price: f64, demands: &mut Vec<Demand>) -> SpendPair {
     demands.clear();
-    let mut p = SpendPartial {
+    let empty = SpendPartial {
         price,
         next_above: f64::INFINITY,
         next_below: 0.0,
         ..Default::default()
     };
+    let mut pair = SpendPair {
+        capped: empty.clone(),
+        uncapped: empty,
+    };
     for h in 0..arena.hosts() {
-        let cap = arena.cap[h];
         let d = demand(arena, h, price);
         demands.push(d);
-        p.right.add(cap.min(d.right));
-        p.left.add(cap.min(d.left));
+        pair.capped.add_host(arena.cap[h], &d);
+        pair.uncapped.add_host(f64::INFINITY, &d);
+    }
+    pair
+}
+
+impl SpendPartial {
+    /// Adds a host of cap `cap` and demand `d` at the partial's price.
+    fn add_host(&mut self, cap: f64, d: &Demand) {
+        self.right.add(cap.min(d.right));
+        self.left.add(cap.min(d.left));
         if d.right < cap {
-            p.slope.add(d.slope);
+            self.slope.add(d.slope);
         }
-        p.next_above = p.next_above.min(d.next_above);
-        p.next_below = p.next_below.max(d.next_below);
+        self.next_above = self.next_above.min(d.next_above);
+        self.next_below = self.next_below.max(d.next_below);
         if d.left > d.right {
             if d.left <= cap {
-                p.tie_linear.add(d.left - d.right);
+                self.tie_linear.add(d.left - d.right);
             } else if d.right < cap {
-                p.tie_crossing.push((cap - d.right, d.left - d.right));
+                self.tie_crossing.push((cap - d.right, d.left - d.right));
             }
         }
     }
-    p
 }
 
 /// What a worker knows before the first round: the most it can spend, and moments for a first guess.

@@ -4,12 +4,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::arena::Arena;
-use super::demand::page_rate;
+use super::demand::{page_rate, run_end, with_smooth_family, SmoothRun};
 use super::reduce::{AllReduce, Combine};
 use super::spend::{prelude, Prelude};
-use super::{price, Priced};
+use super::{price_seeded, Priced};
 use crate::objective::value::{HostValue, PolicyValue};
-use crate::objective::{Objective, Response};
+use crate::objective::{Objective, Page, Response};
 
 /// What to sweep.
 #[derive(Clone, Debug)]
@@ -57,6 +57,11 @@ pub struct SweepPoint {
 /// Runs `plan` on `arena` (this worker's pages; `complete_obs` is each page's own observability and
 /// `pages_total` the page count over all workers). `on_point` sees every point as it is done.
 ///
+/// Each bandwidth is solved with the caps, then without: the non-polite problem's spend at the polite
+/// multiplier comes with the polite search's last round (same host demands, caps lifted), so its
+/// search starts from that observation, one round in, and from very close (few hosts are capped).
+/// Points are returned by policy, then polite before non-polite, then bandwidth.
+///
 /// The arena's responses, caps, floors and slot are changed along the way (and left changed).
 pub fn sweep<R: AllReduce>(
     arena: &mut Arena,
@@ -67,34 +72,55 @@ pub fn sweep<R: AllReduce>(
     mut on_point: impl FnMut(&SweepPoint),
 ) -> Vec<SweepPoint> {
     let polite_caps = arena.cap.clone();
+    let free_caps = vec![f64::INFINITY; polite_caps.len()];
     let mut points = Vec::new();
     for &policy in &plan.policies {
         for (k, &c) in complete_obs.iter().enumerate() {
             arena.response[k] = Response::of(policy, c);
         }
-        for polite in [true, false] {
-            arena.cap = if polite {
-                polite_caps.clone()
-            } else {
-                vec![f64::INFINITY; polite_caps.len()]
-            };
-            // The prelude depends on the bandwidth only through floors and the discrete slot.
-            let per_point_prelude = plan.floor > 0.0 || policy == Objective::BinaryDiscrete;
-            let mut pre: Option<Prelude> = None;
-            let mut previous: Vec<(f64, f64)> = Vec::new();
-            for &fraction in &plan.fractions {
-                let bandwidth = fraction * pages_total as f64;
+        // The prelude depends on the bandwidth only through floors and the discrete slot.
+        let per_point_prelude = plan.floor > 0.0 || policy == Objective::BinaryDiscrete;
+        // per politeness (polite first): prelude, multipliers so far, points
+        let mut pre: [Option<Prelude>; 2] = [None, None];
+        let mut previous: [Vec<(f64, f64)>; 2] = [Vec::new(), Vec::new()];
+        let mut series: [Vec<SweepPoint>; 2] = [Vec::new(), Vec::new()];
+        for &fraction in &plan.fractions {
+            let bandwidth = fraction * pages_total as f64;
+            let (mut seed, mut polite_fill) = (None, f64::NAN);
+            for (m, polite) in [true, false].into_iter().enumerate() {
+                arena
+                    .cap
+                    .clone_from(if polite { &polite_caps } else { &free_caps });
                 arena.slot_days = 1.0 / bandwidth;
                 if plan.floor > 0.0 {
+                    // floors are water-filled under the caps: they differ with and without them
                     arena.set_floor(plan.floor * fraction);
+                    seed = None;
                 }
                 if per_point_prelude {
-                    pre = None;
+                    pre[m] = None;
                 }
-                let pre = &*pre.get_or_insert_with(|| reduce.all_reduce(prelude(arena)));
-                let guess = warm_guess(&previous, pre, bandwidth);
-                let priced = price(arena, bandwidth, pre, guess, reduce, |_, _, _| {});
-                previous.push((bandwidth, priced.multiplier));
+                let pre = &*pre[m].get_or_insert_with(|| reduce.all_reduce(prelude(arena)));
+                let guess = warm_guess(&previous[m], pre, bandwidth);
+                let priced = price_seeded(
+                    arena,
+                    bandwidth,
+                    pre,
+                    guess,
+                    seed.take(),
+                    reduce,
+                    |_, _, _| {},
+                );
+                previous[m].push((bandwidth, priced.multiplier));
+                if polite {
+                    polite_fill = priced.fill;
+                } else if let Some(point) =
+                    same_without_caps(series[0].last(), polite_fill, &priced, plan.floor)
+                {
+                    on_point(&point);
+                    series[m].push(point);
+                    continue;
+                }
                 let local = PointTotals {
                     value: value_at(arena, &priced, complete_obs),
                     hosts_capped: priced.hosts.iter().filter(|h| h.capped).count() as u64,
@@ -117,17 +143,83 @@ pub fn sweep<R: AllReduce>(
                     hosts_capped: t.hosts_capped,
                 };
                 on_point(&point);
-                points.push(point);
+                series[m].push(point);
+                seed = priced.uncapped;
             }
         }
+        let [polite, free] = series;
+        points.extend(polite);
+        points.extend(free);
     }
     arena.cap = polite_caps;
     points
 }
 
+/// The polite point just solved (with step share `polite_fill`), as the non-polite point `priced` at
+/// the same bandwidth, when no cap bound and `priced` has the same multiplier and step share: every
+/// host then has the same price in both, so the rates, and every figure, are the same, and the
+/// valuation pass is saved. None if `priced` differs, or with floors (they are water-filled under the caps).
+fn same_without_caps(
+    polite_point: Option<&SweepPoint>,
+    polite_fill: f64,
+    priced: &Priced,
+    floor: f64,
+) -> Option<SweepPoint> {
+    let p = polite_point?;
+    let same = floor == 0.0
+        && p.hosts_capped == 0
+        && p.multiplier == priced.multiplier
+        && polite_fill == priced.fill;
+    same.then(|| SweepPoint {
+        polite: false,
+        rounds: priced.rounds,
+        ..p.clone()
+    })
+}
+
 /// The value of the rates `priced` gives this worker's pages, in one pass and without storing them
 /// (`complete_obs` is each page's own observability).
+///
+/// Hosts without a floor are walked in runs of one response family with the family's response
+/// inlined (as [`super::demand::demand`] does); each page is valued as [`value_at_generic`] values
+/// it, in the same order, so both give the same sums bit for bit.
 pub fn value_at(arena: &Arena, priced: &Priced, complete_obs: &[bool]) -> PolicyValue {
+    let mut value = PolicyValue::default();
+    for (h, hp) in priced.hosts.iter().enumerate() {
+        let mut host = HostValue::default();
+        let pages = arena.host_pages(h);
+        if arena.host_floor(h) > 0.0 {
+            for i in pages {
+                let rate = page_rate(arena, h, i, hp.price, hp.fill);
+                host.add(arena.page(i), rate, complete_obs[i]);
+            }
+            value.add_host(&host);
+            continue;
+        }
+        let mut i = pages.start;
+        while i < pages.end {
+            let (family, end) = (arena.response[i], run_end(arena, i, pages.end));
+            let mut run = ValueRun {
+                host: &mut host,
+                complete_obs: &complete_obs[i..end],
+                slot_days: arena.slot_days,
+            };
+            let (mu, lambda) = (&arena.importance[i..end], &arena.change_rate[i..end]);
+            if !with_smooth_family(family, hp.price, mu, lambda, &mut run) {
+                for (k, &complete) in (i..end).zip(&complete_obs[i..end]) {
+                    let rate = page_rate(arena, h, k, hp.price, hp.fill);
+                    host.add(arena.page(k), rate, complete);
+                }
+            }
+            i = end;
+        }
+        value.add_host(&host);
+    }
+    value
+}
+
+/// [`value_at`] page by page through [`Response`]'s dispatch: the reference it must equal.
+pub fn value_at_generic(arena: &Arena, priced: &Priced, complete_obs: &[bool]) -> PolicyValue {
     let mut value = PolicyValue::default();
     for (h, hp) in priced.hosts.iter().enumerate() {
         let mut host = HostValue::default();
@@ -138,6 +230,34 @@ pub fn value_at(arena: &Arena, priced: &Priced, complete_obs: &[bool]) -> Policy
         value.add_host(&host);
     }
     value
+}
+
+/// Values a run of pages of one smooth family at its host's price (no floor: the rate is the
+/// response itself, as [`page_rate`] gives it).
+struct ValueRun<'a> {
+    host: &'a mut HostValue,
+    complete_obs: &'a [bool],
+    slot_days: f64,
+}
+
+impl SmoothRun for ValueRun<'_> {
+    #[inline(always)]
+    fn run(
+        &mut self,
+        mu: &[f64],
+        lambda: &[f64],
+        rate: impl Fn(f64, f64) -> f64,
+        _slope: impl Fn(f64, f64, f64) -> f64,
+    ) {
+        for ((&mu, &lambda), &complete) in mu.iter().zip(lambda).zip(self.complete_obs) {
+            let page = Page {
+                importance: mu,
+                change_rate: lambda,
+                slot_days: self.slot_days,
+            };
+            self.host.add(page, rate(mu, lambda).max(0.0), complete);
+        }
+    }
 }
 
 /// A first price for `bandwidth` from the points already solved: ln nu is a smooth function of ln R
@@ -190,7 +310,7 @@ impl Combine for PointTotals {
 mod tests {
     use super::*;
     use crate::solve::reduce::Alone;
-    use crate::solve::solve;
+    use crate::solve::{price, solve};
     use rand::{Rng, SeedableRng};
 
     fn random_arena(seed: u64, complete_share: f64) -> (Arena, Vec<bool>) {
@@ -284,6 +404,49 @@ mod tests {
             }
             for w in free.windows(2) {
                 assert!(cost(w[1]) < cost(w[0]));
+            }
+        }
+    }
+
+    /// The valuation by runs of one family gives the per-page reference's sums bit for bit, on hosts
+    /// mixing families (steps included), with and without floors, capped or not.
+    #[test]
+    fn value_by_runs_equals_the_per_page_reference() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for floor in [0.0, 0.3] {
+            let (mut arena, complete) = random_arena(13, 0.2);
+            arena.slot_days = 0.01;
+            for r in arena.response.iter_mut() {
+                // runs of the harmonic families broken by pages of every other family
+                if rng.random_bool(0.3) {
+                    *r = Response::ALL[rng.random_range(0..Response::ALL.len())];
+                }
+            }
+            let pages = arena.pages() as f64;
+            for bandwidth in [0.05 * pages, 0.5 * pages, 3.0 * pages] {
+                if floor > 0.0 {
+                    // BLC-eps: eps R / |W| per page
+                    arena.set_floor(floor * bandwidth / pages);
+                }
+                let pre = prelude(&arena);
+                let priced = price(
+                    &arena,
+                    bandwidth,
+                    &pre,
+                    pre.guess(bandwidth),
+                    &mut Alone,
+                    |_, _, _| {},
+                );
+                let (a, b) = (
+                    value_at(&arena, &priced, &complete),
+                    value_at_generic(&arena, &priced, &complete),
+                );
+                assert_eq!(a.harmonic.value().to_bits(), b.harmonic.value().to_bits());
+                assert_eq!(a.binary.value(), b.binary.value());
+                assert_eq!(a.fixed_interval.value(), b.fixed_interval.value());
+                assert_eq!(a.bandwidth.value(), b.bandwidth.value());
+                assert_eq!(a.importance.value(), b.importance.value());
+                assert_eq!((a.starved, a.pages), (b.starved, b.pages));
             }
         }
     }
