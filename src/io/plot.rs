@@ -10,6 +10,8 @@ use crate::solve::sweep::SweepPoint;
 
 /// Picture size in pixels (two panels side by side).
 const SIZE: (u32, u32) = (1280, 560);
+/// The harmonic panel's axis when no point has a finite harmonic cost.
+const EMPTY_HARMONIC_AXIS: (f64, f64) = (0.1, 10.0);
 /// Dash and gap lengths of the non-polite curves, pixels.
 const DASH: (u32, u32) = (7, 5);
 
@@ -47,8 +49,22 @@ pub fn write_sweep_svg(path: &Path, points: &[SweepPoint], importance_total: f64
         .filter_map(harmonic)
         .filter(|&y| y > 0.0)
         .collect();
-    let y_lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
-    let y_hi = ys.iter().copied().fold(0.0, f64::max);
+    // With no finite value (every policy starves some changing URL: binary objectives) the panel
+    // keeps an empty placeholder axis: a log axis from 0 to infinity would ask plotters for
+    // endless ticks (it ran out of 22 GB).
+    let (y_lo, y_hi) = if ys.is_empty() {
+        EMPTY_HARMONIC_AXIS
+    } else {
+        (
+            ys.iter().copied().fold(f64::INFINITY, f64::min),
+            ys.iter().copied().fold(0.0, f64::max),
+        )
+    };
+    let harmonic_caption = if ys.is_empty() {
+        "harmonic staleness: infinite at every point (changing URLs never crawled)"
+    } else {
+        "harmonic staleness per unit of importance (solid: polite, dashed: no caps)"
+    };
     let policies: Vec<Objective> = Objective::ALL
         .into_iter()
         .filter(|o| points.iter().any(|p| p.policy == *o))
@@ -56,10 +72,7 @@ pub fn write_sweep_svg(path: &Path, points: &[SweepPoint], importance_total: f64
 
     // Left: harmonic staleness (lower is better).
     let mut chart = ChartBuilder::on(&left)
-        .caption(
-            "harmonic staleness per unit of importance (solid: polite, dashed: no caps)",
-            ("sans-serif", 17),
-        )
+        .caption(harmonic_caption, ("sans-serif", 17))
         .margin(12)
         .x_label_area_size(44)
         .y_label_area_size(64)
@@ -171,4 +184,39 @@ where
         .label_font(("sans-serif", 13))
         .position(position)
         .draw()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(fraction: f64, harmonic: Option<f64>) -> SweepPoint {
+        SweepPoint {
+            policy: Objective::BinaryFixed,
+            polite: true,
+            bandwidth_fraction: fraction,
+            bandwidth: fraction * 100.0,
+            bandwidth_used: fraction * 100.0,
+            multiplier: 1.0,
+            rounds: 3,
+            cost_harmonic: harmonic,
+            cost_binary: 10.0 / fraction,
+            cost_fixed_interval: 8.0 / fraction,
+            freshness_poisson: 0.5,
+            freshness_fixed_interval: 0.6,
+            urls_starved: 1,
+            hosts_capped: 0,
+        }
+    }
+
+    #[test]
+    fn a_sweep_with_no_finite_harmonic_cost_still_draws_a_small_picture() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sweep.svg");
+        let points: Vec<SweepPoint> = [0.01, 0.1, 1.0].iter().map(|&f| point(f, None)).collect();
+        write_sweep_svg(&path, &points, 100.0).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.len() < 1 << 20, "{} bytes", svg.len());
+        assert!(svg.contains("infinite at every point"));
+    }
 }
