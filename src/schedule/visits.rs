@@ -294,8 +294,21 @@ impl<'p, 'a> Seeded<'p, 'a> {
 
     fn page(&self, h: usize, i: usize, price: f64) -> PageSteps {
         let (a, t) = (self.problem.arena, self.problem.days());
+        let cap = self.problem.caps[h];
+        let first = self.first_gains[i][0];
+        if first < price && cap > 0 && a.change_rate[i] > 0.0 {
+            // Not even one visit is worth the price (most pages, when the budget is a fraction of
+            // a visit per page): what `page_steps` finds, without its walk.
+            return PageSteps {
+                right: 0,
+                left: 0,
+                next_above: f64::INFINITY,
+                next_below: first,
+                slope: 0.0,
+            };
+        }
         let gains = Gains::seeded(a.importance[i], a.change_rate[i], t, self.first_gains[i]);
-        page_steps_from(gains, self.problem.caps[h], price)
+        page_steps_from(gains, cap, price)
     }
 
     fn host(&self, h: usize, price: f64) -> HostSteps {
