@@ -410,6 +410,199 @@ fn visit_prelude(problem: &VisitProblem) -> VisitPrelude {
     p
 }
 
+/// Largest miss of the budget, in visits, that the search settles by selecting the step directly.
+const ENDGAME_STEPS: u64 = 4096;
+/// Selections tried per solve (a proposal that fails only costs its round; the search goes on).
+const ENDGAME_TRIES: u32 = 2;
+
+/// The `count` step values nearest a price on the side that moves spend toward the budget: the
+/// smallest taken steps above it (too many visits: raising the price past them drops them) or the
+/// largest untaken steps at or below it (too few), as hosts' caps let them count. The `count`-th
+/// is the price where the budget falls inside [right, left]; the search checks it like any price.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct StepSelection {
+    count: u64,
+    /// Too many visits at the price: keep the smallest values (else the largest).
+    raise: bool,
+    /// The values kept (at most `count` after each combine).
+    values: Vec<f64>,
+}
+
+impl StepSelection {
+    fn new(count: u64, raise: bool) -> Self {
+        StepSelection {
+            count,
+            raise,
+            values: Vec::new(),
+        }
+    }
+
+    /// Values nearest the price first.
+    fn order(&self, a: &f64, b: &f64) -> std::cmp::Ordering {
+        if self.raise {
+            a.total_cmp(b)
+        } else {
+            b.total_cmp(a)
+        }
+    }
+
+    /// Keeps the `count` nearest values (in no particular order).
+    fn keep_nearest(&mut self) {
+        let n = self.count as usize;
+        if n > 0 && self.values.len() > n {
+            let mut values = std::mem::take(&mut self.values);
+            values.select_nth_unstable_by(n - 1, |a, b| self.order(a, b));
+            values.truncate(n);
+            self.values = values;
+        }
+    }
+
+    /// The price proposed: the `count`-th nearest value, if there are that many.
+    fn pick(&self) -> Option<f64> {
+        if self.count == 0 || (self.values.len() as u64) < self.count {
+            return None;
+        }
+        self.values
+            .iter()
+            .copied()
+            .max_by(|a, b| self.order(a, b))
+            .filter(|v| v.is_finite() && *v > 0.0)
+    }
+}
+
+impl Combine for StepSelection {
+    fn combine(&mut self, other: Self) {
+        self.values.extend(other.values);
+        self.keep_nearest();
+    }
+}
+
+/// This worker's part of a [`StepSelection`] at `price`.
+///
+/// Raising the price: a host over its cap by e visits loses e steps before its count moves, so its
+/// candidates are its (e + count) smallest taken steps less the e smallest. Lowering it: a host
+/// with room r adds at most r steps, its largest untaken ones. Each page's steps come nearest the
+/// price first, so a first pass over every page's nearest step gives a bound: `count` candidates
+/// at least as near exist, so no farther step can be selected, and the second pass stops each page
+/// at its first step past the bound (a page or two of steps, not `count`).
+fn select_steps(seeded: &Seeded, price: f64, mut wanted: StepSelection) -> StepSelection {
+    let problem = seeded.problem;
+    let (a, t) = (problem.arena, problem.days());
+    let count = wanted.count as usize;
+    let raise = wanted.raise;
+    let nearer = |x: f64, than: f64| if raise { x <= than } else { x >= than };
+    let order = |x: &f64, y: &f64| {
+        if raise {
+            x.total_cmp(y)
+        } else {
+            y.total_cmp(x)
+        }
+    };
+    // (skip, room) of host h: steps passed over before its count moves, and steps it can use
+    let limits = |h: usize, steps: &[PageSteps]| -> (usize, usize) {
+        let cap = problem.caps[h] as u64;
+        let right: u64 = steps.iter().map(|p| p.right as u64).sum();
+        if raise {
+            (right.saturating_sub(cap) as usize, count)
+        } else {
+            (0, cap.saturating_sub(right).min(count as u64) as usize)
+        }
+    };
+    // the page's j-th step nearest the price (j from 0), if any
+    let step_k = |cap: u32, p: &PageSteps, j: u32| -> Option<u32> {
+        if raise {
+            p.right.checked_sub(j).filter(|&k| k >= 1)
+        } else {
+            p.right.checked_add(j + 1).filter(|&k| k <= cap)
+        }
+    };
+    let gains_of =
+        |i: usize| Gains::seeded(a.importance[i], a.change_rate[i], t, seeded.first_gains[i]);
+    let host_steps = |h: usize| -> Vec<PageSteps> {
+        a.host_pages(h).map(|i| seeded.page(h, i, price)).collect()
+    };
+
+    // Pass 1: the nearest step of every page, as many per host as the host can use.
+    let mut near: Vec<f64> = Vec::new();
+    let mut firsts: Vec<f64> = Vec::new();
+    for h in 0..a.hosts() {
+        let steps = host_steps(h);
+        let (skip, room) = limits(h, &steps);
+        if skip > 0 || room == 0 {
+            continue; // a capped host's nearest steps do not move its count
+        }
+        firsts.clear();
+        for (p, i) in steps.iter().zip(a.host_pages(h)) {
+            if let Some(k) = step_k(problem.caps[h], p, 0) {
+                firsts.push(gains_of(i).at(k));
+            }
+        }
+        if firsts.len() > room {
+            firsts.select_nth_unstable_by(room - 1, order);
+            firsts.truncate(room);
+        }
+        near.extend_from_slice(&firsts);
+    }
+    let worker_bound = (near.len() >= count && count > 0).then(|| {
+        let (_, nth, _) = near.select_nth_unstable_by(count - 1, order);
+        *nth
+    });
+    drop(near);
+
+    // Pass 2: every step no farther than the bound, per host as its cap lets it count.
+    let mut values: Vec<f64> = Vec::new();
+    for h in 0..a.hosts() {
+        let steps = host_steps(h);
+        let (skip, room) = limits(h, &steps);
+        if room == 0 {
+            continue;
+        }
+        let usable = skip + room;
+        let cap = problem.caps[h];
+        // a capped host needs its own bound: its usable-th nearest first step
+        let mut bound = if skip == 0 { worker_bound } else { None };
+        if skip > 0 {
+            firsts.clear();
+            for (p, i) in steps.iter().zip(a.host_pages(h)) {
+                if let Some(k) = step_k(cap, p, 0) {
+                    firsts.push(gains_of(i).at(k));
+                }
+            }
+            if firsts.len() >= usable {
+                let (_, nth, _) = firsts.select_nth_unstable_by(usable - 1, order);
+                bound = Some(*nth);
+            }
+        }
+        values.clear();
+        for (p, i) in steps.iter().zip(a.host_pages(h)) {
+            let mut gains = gains_of(i);
+            for j in 0..usable as u32 {
+                let Some(k) = step_k(cap, p, j) else { break };
+                let g = gains.at(k);
+                if bound.is_some_and(|b| !nearer(g, b)) || (!raise && g <= 0.0) {
+                    break;
+                }
+                values.push(g);
+            }
+        }
+        if values.len() > skip {
+            if values.len() > usable {
+                values.select_nth_unstable_by(usable - 1, order);
+                values.truncate(usable);
+            }
+            values.sort_unstable_by(order);
+            wanted
+                .values
+                .extend(values.iter().skip(skip).take(room).copied());
+        }
+        if wanted.values.len() > 4 * count {
+            wanted.keep_nearest();
+        }
+    }
+    wanted.keep_nearest();
+    wanted
+}
+
 /// Tied steps at the final price that fit under their hosts' caps: (page key, step), smallest first,
 /// at most `keep`; combining keeps the `keep` smallest of the union (associative and commutative).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -485,10 +678,27 @@ pub fn integer_visits_from<R: AllReduce>(
     };
     let (mut search, mut next) = MultiplierSearch::new(target, pre.max_visits as f64, guess);
     let mut last: Option<VisitSpend> = None;
+    let mut selections = 0;
     let nu = loop {
         match next {
-            Next::Evaluate(price) => {
-                let total = reduce.all_reduce(visit_spend(&seeded, price));
+            Next::Evaluate(mut price) => {
+                let mut total = reduce.all_reduce(visit_spend(&seeded, price));
+                // Near the target the staircase's last few steps cost the search a round each:
+                // select the step that meets the budget directly and evaluate there instead.
+                let miss = total.right.abs_diff(budget);
+                if total.right != budget
+                    && (total.right > budget || total.left < budget)
+                    && miss <= ENDGAME_STEPS
+                    && selections < ENDGAME_TRIES
+                {
+                    selections += 1;
+                    let wanted = StepSelection::new(miss, total.right > budget);
+                    let chosen = reduce.all_reduce(select_steps(&seeded, price, wanted));
+                    if let Some(v) = chosen.pick() {
+                        price = v;
+                        total = reduce.all_reduce(visit_spend(&seeded, price));
+                    }
+                }
                 let o = Observation {
                     price,
                     right: total.right as f64,
@@ -605,7 +815,8 @@ pub fn integer_visits_from<R: AllReduce>(
     let used = reduce.all_reduce(UsedVisits(host_visits.iter().sum())).0;
     Visits {
         multiplier: nu,
-        rounds: search.rounds(),
+        // each selection is one all-reduce and one evaluation more
+        rounds: search.rounds() + 2 * selections,
         budget,
         max_visits: pre.max_visits,
         used,
