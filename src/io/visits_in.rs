@@ -227,3 +227,49 @@ pub fn read_unit(
     }
     Ok(n - unit.first_row)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(name: &str, horizon_s: Option<f64>) -> VisitsFile {
+        VisitsFile {
+            path: PathBuf::from(name),
+            row_groups: vec![],
+            horizon_s,
+        }
+    }
+
+    #[test]
+    fn the_files_horizon_wins_over_a_default_and_must_agree() {
+        let day = 86_400.0;
+        let files = [file("a", Some(3600.0)), file("b", None)];
+        assert_eq!(
+            horizon(&files, day, false).unwrap(),
+            (3600.0, HorizonSource::Metadata)
+        );
+        // a horizon the user chose that matches is fine; one that contradicts is refused
+        assert!(horizon(&files, 3600.0, true).is_ok());
+        let e = format!("{:#}", horizon(&files, 60.0, true).unwrap_err());
+        assert!(e.contains("--horizon-s 60") && e.contains("3600"), "{e}");
+        let e = format!(
+            "{:#}",
+            horizon(
+                &[file("a", Some(3600.0)), file("b", Some(7200.0))],
+                day,
+                false
+            )
+            .unwrap_err()
+        );
+        assert!(
+            e.contains("disagree") && e.contains('a') && e.contains('b'),
+            "{e}"
+        );
+        // no metadata: the flag (or its default)
+        assert_eq!(
+            horizon(&[file("a", None)], day, false).unwrap(),
+            (day, HorizonSource::Flag)
+        );
+        assert!(horizon(&[file("a", None)], f64::NAN, true).is_err());
+    }
+}

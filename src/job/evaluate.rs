@@ -36,15 +36,16 @@ pub(super) const OBJECTIVES: [Objective; 3] = [
 /// (url key, crawl rate) pairs in one message between workers.
 pub(super) const PAIRS_PER_MESSAGE: usize = 1 << 16;
 
-/// Parameters of `revisit evaluate`.
+/// Parameters of `revisit evaluate`: exactly one table to value, rates or visits.
 #[derive(Clone, Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("table").required(true).multiple(false).args(["rates", "visits"])))]
 pub struct EvaluateArgs {
     #[command(flatten)]
     pub pages: PageArgs,
     /// The rates to evaluate: Parquet files, folders or globs (e.g. a run's out/rates), or a CSV file
     /// (name ending in .csv, with a header row). Columns: url, crawl_rate (fetches per day), and
     /// optionally host. Pages without a row get rate 0.
-    #[arg(long, num_args = 1.., value_name = "PATH", required_unless_present = "visits", conflicts_with = "visits")]
+    #[arg(long, num_args = 1.., value_name = "PATH")]
     pub rates: Vec<String>,
     /// A timetable to evaluate instead of rates: Parquet files, folders or globs (e.g. a run's
     /// out/visits from `run --timetable`). Columns: at_s (seconds from the horizon start, in
@@ -53,7 +54,8 @@ pub struct EvaluateArgs {
     /// Lemma 3), with the hosts' politeness checked on the visit times (the wrap-around included).
     #[arg(long, num_args = 1.., value_name = "PATH")]
     pub visits: Vec<String>,
-    /// Bandwidth for the optima, fetches per day (default: the sum of the evaluated rates).
+    /// Bandwidth for the optima, fetches per day (default: the sum of the evaluated rates, or the
+    /// visits per day of a timetable).
     #[arg(long, value_name = "FETCHES_PER_DAY")]
     pub bandwidth: Option<f64>,
     /// Print the report as JSON (for machines) instead of a table.
@@ -63,7 +65,8 @@ pub struct EvaluateArgs {
     /// const:SECONDS, exp:MEAN_SECONDS, or a CSV (.csv, header row) or Parquet file of measured
     /// fetch durations in seconds (column fetch_time_s, or the file's only column). The model is
     /// one crawler fetching back to back: it does 86400/E[X] fetches per day whatever the table's
-    /// total, and gives page i the share f_i = crawl_rate_i / (sum of crawl_rate) of them; change
+    /// total, and gives page i the share f_i = crawl_rate_i / (sum of crawl_rate) of them (with
+    /// --visits: visits_i / (sum of visits)); change
     /// rates are taken per second (change_rate / 86400). Reports the obsolescence (share of time
     /// out of date), per URL and weighted by change rate, under randomized accessing (Lemma 4),
     /// its lower bound for any accessing order (Prop. 9), the best bound over all shares
