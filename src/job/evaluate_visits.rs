@@ -220,7 +220,8 @@ impl VisitsEvaluation {
             );
         }
         if let Some(f) = &self.fetch_time {
-            s += &f.human();
+            // the shared block speaks of a rates table; here a page's share is its visits
+            s += &f.human().replace("have no rate", "have no visit");
         }
         if let Some(b) = &v.first_invalid {
             s += &format!(
