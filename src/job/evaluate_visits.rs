@@ -326,18 +326,21 @@ pub fn run_visits_worker(
     let arena = &arranged.arena;
     // Visits per page, as f64: the shares of --fetch-time are visits_i / Σ visits.
     let mut counts = vec![0.0; arena.pages()];
-    let mut host_times: Vec<f64> = Vec::new();
+    // buffers reused across pages and hosts (one allocation each, not one per page)
+    let (mut host_times, mut page_times): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
     for h in 0..arena.hosts() {
         host_times.clear();
         for i in arena.host_pages(h) {
             let key = url_key(arranged.url_bytes(i));
             let lo = pairs.partition_point(|p| p.0 < key);
             let hi = lo + pairs[lo..].partition_point(|p| p.0 == key);
-            let times: Vec<f64> = pairs[lo..hi].iter().map(|p| p.1).collect();
+            page_times.clear();
+            page_times.extend(pairs[lo..hi].iter().map(|p| p.1));
+            let times = &page_times;
             join.matched += times.len() as u64;
             counts[i] = times.len() as f64;
             let (mu, lambda) = (arena.importance[i], arena.change_rate[i]);
-            let value = evaluate_page(&times, lambda, horizon);
+            let value = evaluate_page(times, lambda, horizon);
             join.weight.add(mu);
             join.stale.add(mu * value.stale);
             if value.harmonic.is_finite() {
@@ -351,7 +354,7 @@ pub fn run_visits_worker(
             } else {
                 join.pages_visited += 1;
             }
-            host_times.extend_from_slice(&times);
+            host_times.extend_from_slice(times);
         }
         if host_times.is_empty() {
             continue;
