@@ -18,3 +18,4 @@ pub mod rates_in;
 pub mod rows;
 pub mod schema;
 pub mod sweep_table;
+pub mod visits_in;

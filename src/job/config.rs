@@ -9,6 +9,9 @@ use crate::units::SECONDS_PER_DAY;
 
 /// Folder of the sample page set shipped in the repository (used when no input is given).
 pub const SAMPLE_PAGES: &str = "data/pages";
+/// `--horizon-s` when not given: one day. (`evaluate --visits` lets the files' horizon override
+/// this default, but not a horizon the user chose.)
+pub const DEFAULT_HORIZON_S: f64 = 86_400.0;
 /// Hosts table of the sample.
 pub const SAMPLE_HOSTS: &str = "data/hosts.parquet";
 
@@ -33,7 +36,7 @@ pub struct PageArgs {
     #[arg(long, default_value_t = 15.0, value_name = "SECONDS")]
     pub min_delay_s: f64,
     /// Planning horizon in seconds (caps and budgets in the hosts table are per horizon).
-    #[arg(long, default_value_t = 86_400.0, value_name = "SECONDS")]
+    #[arg(long, default_value_t = DEFAULT_HORIZON_S, value_name = "SECONDS")]
     pub horizon_s: f64,
     /// Read `importance` as the value w of finding a new version, so a page is worth w x change_rate
     /// per unit of freshness: with binary-fixed this is Frontera's objective sum f w (1 - e^(-lambda/f)).

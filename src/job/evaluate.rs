@@ -28,25 +28,34 @@ use crate::solve::sweep::value_at;
 use crate::units::SECONDS_PER_DAY;
 
 /// The objectives whose optimum `evaluate` compares with (their cost is a freshness measure).
-const OBJECTIVES: [Objective; 3] = [
+pub(super) const OBJECTIVES: [Objective; 3] = [
     Objective::Harmonic,
     Objective::Binary,
     Objective::BinaryFixed,
 ];
 /// (url key, crawl rate) pairs in one message between workers.
-const PAIRS_PER_MESSAGE: usize = 1 << 16;
+pub(super) const PAIRS_PER_MESSAGE: usize = 1 << 16;
 
-/// Parameters of `revisit evaluate`.
+/// Parameters of `revisit evaluate`: exactly one table to value, rates or visits.
 #[derive(Clone, Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("table").required(true).multiple(false).args(["rates", "visits"])))]
 pub struct EvaluateArgs {
     #[command(flatten)]
     pub pages: PageArgs,
     /// The rates to evaluate: Parquet files, folders or globs (e.g. a run's out/rates), or a CSV file
     /// (name ending in .csv, with a header row). Columns: url, crawl_rate (fetches per day), and
     /// optionally host. Pages without a row get rate 0.
-    #[arg(long, required = true, num_args = 1.., value_name = "PATH")]
+    #[arg(long, num_args = 1.., value_name = "PATH")]
     pub rates: Vec<String>,
-    /// Bandwidth for the optima, fetches per day (default: the sum of the evaluated rates).
+    /// A timetable to evaluate instead of rates: Parquet files, folders or globs (e.g. a run's
+    /// out/visits from `run --timetable`). Columns: at_s (seconds from the horizon start, in
+    /// [0, horizon)), url, and optionally host; the visits repeat every horizon. The horizon is the
+    /// files' revisit.horizon_s metadata, else --horizon-s. Valued exactly per URL (Liu & Nain
+    /// Lemma 3), with the hosts' politeness checked on the visit times (the wrap-around included).
+    #[arg(long, num_args = 1.., value_name = "PATH")]
+    pub visits: Vec<String>,
+    /// Bandwidth for the optima, fetches per day (default: the sum of the evaluated rates, or the
+    /// visits per day of a timetable).
     #[arg(long, value_name = "FETCHES_PER_DAY")]
     pub bandwidth: Option<f64>,
     /// Print the report as JSON (for machines) instead of a table.
@@ -56,7 +65,8 @@ pub struct EvaluateArgs {
     /// const:SECONDS, exp:MEAN_SECONDS, or a CSV (.csv, header row) or Parquet file of measured
     /// fetch durations in seconds (column fetch_time_s, or the file's only column). The model is
     /// one crawler fetching back to back: it does 86400/E[X] fetches per day whatever the table's
-    /// total, and gives page i the share f_i = crawl_rate_i / (sum of crawl_rate) of them; change
+    /// total, and gives page i the share f_i = crawl_rate_i / (sum of crawl_rate) of them (with
+    /// --visits: visits_i / (sum of visits)); change
     /// rates are taken per second (change_rate / 86400). Reports the obsolescence (share of time
     /// out of date), per URL and weighted by change rate, under randomized accessing (Lemma 4),
     /// its lower bound for any accessing order (Prop. 9), the best bound over all shares
@@ -80,8 +90,26 @@ impl EvaluateArgs {
     }
 }
 
+/// What `evaluate` prints: a rates table's report or a timetable's (same top-level keys).
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum Report {
+    Rates(Evaluation),
+    Visits(super::evaluate_visits::VisitsEvaluation),
+}
+
+impl Report {
+    /// A report a person reads.
+    pub fn human(&self) -> String {
+        match self {
+            Report::Rates(r) => r.human(),
+            Report::Visits(v) => v.human(),
+        }
+    }
+}
+
 /// A policy's value by every measure.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Value {
     /// Harmonic staleness J_h (None: infinite, a changing page is never crawled).
     pub cost_harmonic: Option<f64>,
@@ -211,7 +239,7 @@ pub struct FetchTimeReport {
 }
 
 impl FetchTimeReport {
-    fn human(&self) -> String {
+    pub(super) fn human(&self) -> String {
         let show = |x: Option<f64>| x.map_or("-".to_owned(), |x| format!("{x:.6}"));
         let law = match self.samples {
             Some(n) => format!("{} ({n} measured durations)", self.law),
@@ -466,58 +494,14 @@ pub fn run_evaluate_worker(
     };
 
     // The optima of each objective at that bandwidth, with and without the hosts' caps.
-    let polite_caps = arena.cap.clone();
-    arena.slot_days = 1.0 / bandwidth;
-    let mut optima = Vec::new();
-    for objective in OBJECTIVES {
-        for (k, &c) in arranged.complete_obs.iter().enumerate() {
-            arena.response[k] = Response::of(objective, c);
-        }
-        let mut costs = [None, None];
-        let mut rounds = [0, 0];
-        for (slot, polite) in [true, false].into_iter().enumerate() {
-            arena.cap = if polite {
-                polite_caps.clone()
-            } else {
-                vec![f64::INFINITY; polite_caps.len()]
-            };
-            let pre = reducer.all_reduce(prelude(&arena));
-            let s = price(
-                &arena,
-                bandwidth,
-                &pre,
-                pre.guess(bandwidth),
-                &mut reducer,
-                |_, _, _| {},
-            );
-            let v = value_at(&arena, &s, &arranged.complete_obs);
-            let v = reducer.all_reduce(v);
-            costs[slot] = Value::of(&v).cost(objective);
-            rounds[slot] = s.rounds;
-            say(format!(
-                "{} optimum {}: {} rounds",
-                objective.name(),
-                if polite { "polite" } else { "without caps" },
-                s.rounds
-            ));
-        }
-        let cost = given.cost(objective);
-        let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
-            (Some(a), Some(b)) if b > 0.0 => Some(a / b - 1.0),
-            _ => None,
-        };
-        optima.push(Optimum {
-            objective: objective.name().to_owned(),
-            cost,
-            polite_cost: costs[0],
-            non_polite_cost: costs[1],
-            gap_to_polite: ratio(cost, costs[0]),
-            gap_to_non_polite: ratio(cost, costs[1]),
-            price_of_politeness: ratio(costs[0], costs[1]),
-            polite_rounds: rounds[0],
-            non_polite_rounds: rounds[1],
-        });
-    }
+    let (optima, _) = optima(
+        &mut arena,
+        &arranged.complete_obs,
+        bandwidth,
+        &mut reducer,
+        |o| given.cost(o),
+        &say,
+    );
     if !lead {
         return Ok(None);
     }
@@ -556,9 +540,81 @@ pub fn run_evaluate_worker(
     }))
 }
 
+/// The optimum of every objective of [`OBJECTIVES`] at `bandwidth`, polite (the arena's caps) and
+/// without caps, beside `cost(objective)`, the evaluated policy's cost by that objective's measure.
+/// Also returns each optimum's full value, [polite, without caps] per objective. Every worker calls
+/// it (the multiplier searches are all-reduces); `arena`'s responses are left at the last objective.
+pub(super) fn optima(
+    arena: &mut crate::solve::arena::Arena,
+    complete_obs: &[bool],
+    bandwidth: f64,
+    reducer: &mut Reducer<'_>,
+    cost: impl Fn(Objective) -> Option<f64>,
+    say: &dyn Fn(String),
+) -> (Vec<Optimum>, Vec<[Value; 2]>) {
+    let polite_caps = arena.cap.clone();
+    arena.slot_days = 1.0 / bandwidth;
+    let mut optima = Vec::new();
+    let mut values = Vec::new();
+    for objective in OBJECTIVES {
+        for (k, &c) in complete_obs.iter().enumerate() {
+            arena.response[k] = Response::of(objective, c);
+        }
+        let mut costs = [None, None];
+        let mut rounds = [0, 0];
+        let mut both: [Value; 2] = Default::default();
+        for (slot, polite) in [true, false].into_iter().enumerate() {
+            arena.cap = if polite {
+                polite_caps.clone()
+            } else {
+                vec![f64::INFINITY; polite_caps.len()]
+            };
+            let pre = reducer.all_reduce(prelude(arena));
+            let s = price(
+                arena,
+                bandwidth,
+                &pre,
+                pre.guess(bandwidth),
+                reducer,
+                |_, _, _| {},
+            );
+            let v = value_at(arena, &s, complete_obs);
+            let v = Value::of(&reducer.all_reduce(v));
+            costs[slot] = v.cost(objective);
+            rounds[slot] = s.rounds;
+            both[slot] = v;
+            say(format!(
+                "{} optimum {}: {} rounds",
+                objective.name(),
+                if polite { "polite" } else { "without caps" },
+                s.rounds
+            ));
+        }
+        arena.cap = polite_caps.clone();
+        let cost = cost(objective);
+        let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) if b > 0.0 => Some(a / b - 1.0),
+            _ => None,
+        };
+        optima.push(Optimum {
+            objective: objective.name().to_owned(),
+            cost,
+            polite_cost: costs[0],
+            non_polite_cost: costs[1],
+            gap_to_polite: ratio(cost, costs[0]),
+            gap_to_non_polite: ratio(cost, costs[1]),
+            price_of_politeness: ratio(costs[0], costs[1]),
+            polite_rounds: rounds[0],
+            non_polite_rounds: rounds[1],
+        });
+        values.push(both);
+    }
+    (optima, values)
+}
+
 /// My pages' §1.3 terms, summed in page order per host and exactly across hosts (so every worker
 /// count gives the same figures); `total_rate` is the table's Σρ over all workers.
-fn fetch_time_sums(
+pub(super) fn fetch_time_sums(
     fetch: &FetchTime,
     arena: &crate::solve::arena::Arena,
     rates: &[f64],
@@ -589,7 +645,7 @@ fn fetch_time_sums(
     sums
 }
 
-fn fetch_time_report(
+pub(super) fn fetch_time_report(
     args: &EvaluateArgs,
     fetch: &FetchTime,
     sums: &FetchSums,
@@ -618,10 +674,10 @@ fn fetch_time_report(
 
 /// Exact sums of every [`PageTerms`] field, one accumulator per field.
 #[derive(Clone, Default, Serialize, Deserialize)]
-struct FetchSums {
+pub(super) struct FetchSums {
     terms: [ExactSum; PageTerms::LEN],
     /// A page whose terms could not be computed (an invalid change rate or share).
-    error: Option<String>,
+    pub(super) error: Option<String>,
 }
 
 impl Combine for FetchSums {
@@ -634,21 +690,21 @@ impl Combine for FetchSums {
 }
 
 /// A message of (url key, crawl rate) pairs for one worker.
-type RatesMessage = (u32, Vec<(u128, f64)>);
+pub(super) type RatesMessage = (u32, Vec<(u128, f64)>);
 
 /// The join key of a URL: its 128-bit hash (a collision among 10^12 URLs has odds below 10^-14).
-fn url_key(url: &[u8]) -> u128 {
+pub(super) fn url_key(url: &[u8]) -> u128 {
     xxh3_128(url)
 }
 
 #[derive(Clone, Default, Serialize, Deserialize)]
-struct RatesStatus {
-    error: Option<String>,
-    rows: u64,
-    invalid: u64,
-    unmatched: u64,
+pub(super) struct RatesStatus {
+    pub(super) error: Option<String>,
+    pub(super) rows: u64,
+    pub(super) invalid: u64,
+    pub(super) unmatched: u64,
     /// The first invalid row by (file, row).
-    first_invalid: Option<(u64, InvalidRate)>,
+    pub(super) first_invalid: Option<(u64, InvalidRate)>,
 }
 
 impl Combine for RatesStatus {

@@ -6,6 +6,7 @@ pub mod channel;
 pub mod cluster;
 pub mod config;
 pub mod evaluate;
+pub mod evaluate_visits;
 mod flag_sort;
 pub mod load;
 pub mod output;
@@ -38,7 +39,7 @@ pub fn run_sweep(args: sweep::SweepArgs) -> Result<Option<sweep::SweepSummary>> 
 }
 
 /// Runs an evaluation in this process; returns its report on process 0.
-pub fn run_evaluate(args: evaluate::EvaluateArgs) -> Result<Option<evaluate::Evaluation>> {
+pub fn run_evaluate(mut args: evaluate::EvaluateArgs) -> Result<Option<evaluate::Report>> {
     args.validate()?;
     // Read once per process, before any worker starts: a bad spec fails fast, and a measured
     // sample is not read again by every worker.
@@ -48,8 +49,28 @@ pub fn run_evaluate(args: evaluate::EvaluateArgs) -> Result<Option<evaluate::Eva
         .map(crate::io::fetch_times::parse_fetch_time)
         .transpose()?;
     let cluster = args.pages.cluster.clone();
+    if args.visits.is_empty() {
+        return execute(&cluster, move |worker, processes| {
+            evaluate::run_evaluate_worker(worker, &args, fetch.as_ref(), processes)
+                .map(|r| r.map(evaluate::Report::Rates))
+        });
+    }
+    // The visits' footers and horizon, once per process: a bad file or a horizon the files
+    // disagree on fails before any worker starts.
+    let files = crate::io::visits_in::open_all(&crate::io::inputs::expand(&args.visits)?)?;
+    let flag_given = args.pages.horizon_s != config::DEFAULT_HORIZON_S;
+    let (horizon_s, horizon_source) =
+        crate::io::visits_in::horizon(&files, args.pages.horizon_s, flag_given)?;
+    // The pages' caps and the timetable share the timetable's horizon.
+    args.pages.horizon_s = horizon_s;
+    let input = evaluate_visits::VisitsInput {
+        files,
+        horizon_s,
+        horizon_source,
+    };
     execute(&cluster, move |worker, processes| {
-        evaluate::run_evaluate_worker(worker, &args, fetch.as_ref(), processes)
+        evaluate_visits::run_visits_worker(worker, &args, &input, fetch.as_ref(), processes)
+            .map(|r| r.map(evaluate::Report::Visits))
     })
 }
 
