@@ -14,8 +14,8 @@ use crate::schedule::crawler::{crawler_phases, sequence_crawler, CrawlerHost};
 use crate::schedule::evaluate::evaluate_page;
 use crate::schedule::timetable::{host_timetable, Sequencing};
 use crate::schedule::visits::{
-    host_visit_cap, integer_visits, integer_visits_from, periodic_staleness, visit_budget,
-    Staleness, VisitProblem, Visits,
+    host_visit_cap, integer_visits_from, periodic_staleness, visit_budget, FirstGains, Staleness,
+    VisitProblem, Visits,
 };
 use crate::solve::reduce::{AllReduce, Combine};
 use crate::units::Seconds;
@@ -56,7 +56,8 @@ pub fn plan<R: AllReduce>(
         horizon,
     };
     let budget = visit_budget(bandwidth_per_day, horizon);
-    let visits = integer_visits(&problem, budget, reduce);
+    let first = FirstGains::of(&problem);
+    let visits = integer_visits_from(&problem, budget, None, &first, reduce);
     let weak_politeness = reduce.all_reduce(Staleness::of(arena, &visits.counts, horizon));
     let free = vec![u32::MAX; arena.hosts()];
     let loose = VisitProblem {
@@ -64,7 +65,8 @@ pub fn plan<R: AllReduce>(
         ..problem
     };
     // without caps the capped hosts take more, so the price is higher: start from the polite one
-    let np_counts = integer_visits_from(&loose, budget, Some(visits.multiplier), reduce).counts;
+    let np_counts =
+        integer_visits_from(&loose, budget, Some(visits.multiplier), &first, reduce).counts;
     let non_polite = reduce.all_reduce(Staleness::of(arena, &np_counts, horizon));
     Planned {
         visits,

@@ -271,24 +271,41 @@ impl VisitProblem<'_> {
 struct Seeded<'p, 'a> {
     problem: &'p VisitProblem<'a>,
     /// Delta(1) and Delta(2) of each page.
-    first_gains: Vec<[f64; 2]>,
+    first_gains: &'p [[f64; 2]],
+}
+
+/// Delta(1) and Delta(2) of every page of a problem (they depend on the pages and the horizon, not
+/// on the caps: the polite and the non-polite solve share them).
+pub struct FirstGains(Vec<[f64; 2]>);
+
+impl FirstGains {
+    /// The first two marginal gains of every page of `problem`.
+    pub fn of(problem: &VisitProblem) -> Self {
+        let (a, t) = (problem.arena, problem.days());
+        FirstGains(
+            (0..a.pages())
+                .map(|i| {
+                    let (mu, lambda) = (a.importance[i], a.change_rate[i]);
+                    [
+                        marginal_gain(mu, lambda, t, 1),
+                        marginal_gain(mu, lambda, t, 2),
+                    ]
+                })
+                .collect(),
+        )
+    }
 }
 
 impl<'p, 'a> Seeded<'p, 'a> {
-    fn new(problem: &'p VisitProblem<'a>) -> Self {
-        let (a, t) = (problem.arena, problem.days());
-        let first_gains = (0..a.pages())
-            .map(|i| {
-                let (mu, lambda) = (a.importance[i], a.change_rate[i]);
-                [
-                    marginal_gain(mu, lambda, t, 1),
-                    marginal_gain(mu, lambda, t, 2),
-                ]
-            })
-            .collect();
+    fn new(problem: &'p VisitProblem<'a>, first: &'p FirstGains) -> Self {
+        assert_eq!(
+            first.0.len(),
+            problem.arena.pages(),
+            "first gains of these pages"
+        );
         Seeded {
             problem,
-            first_gains,
+            first_gains: &first.0,
         }
     }
 
@@ -649,22 +666,24 @@ pub struct Visits {
 ///
 /// Every worker must call it with the same budget and its own pages; `reduce` combines partials.
 pub fn integer_visits<R: AllReduce>(problem: &VisitProblem, budget: u64, reduce: &mut R) -> Visits {
-    integer_visits_from(problem, budget, None, reduce)
+    integer_visits_from(problem, budget, None, &FirstGains::of(problem), reduce)
 }
 
 /// [`integer_visits`] with the search started at `guess` when given (e.g. the price of a closely
 /// related problem: the same pages under other caps), else at the closed form of the relaxation.
+/// `first` must be [`FirstGains::of`] these pages and horizon.
 pub fn integer_visits_from<R: AllReduce>(
     problem: &VisitProblem,
     budget: u64,
     guess: Option<f64>,
+    first: &FirstGains,
     reduce: &mut R,
 ) -> Visits {
     let a = problem.arena;
     assert_eq!(problem.caps.len(), a.hosts(), "one cap per host");
     assert_eq!(problem.keys.len(), a.pages(), "one key per page");
     let pre = reduce.all_reduce(visit_prelude(problem));
-    let seeded = Seeded::new(problem);
+    let seeded = Seeded::new(problem, first);
     let target = budget as f64;
     let (root, offset) = (pre.root_moment.value(), pre.offset_moment.value());
     let t = problem.days();
