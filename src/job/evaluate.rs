@@ -16,7 +16,7 @@ use super::worker::{progress, VERSION};
 use crate::exact_sum::ExactSum;
 use crate::io::host_name::{host_of, normalize};
 use crate::io::inputs;
-use crate::io::rates_in::{self, InvalidRate};
+use crate::io::rates_in::{self, InvalidRate, RatesUnit};
 use crate::io::rows::RowBatch;
 use crate::objective::value::{HostValue, PolicyValue};
 use crate::objective::{Objective, Response};
@@ -376,55 +376,14 @@ pub fn run_evaluate_worker(
 
     // Read my units of the rates table; send each (url key, rate) to its host's worker.
     let units = rates_in::units(&rate_files);
-    let mut outgoing: Vec<Vec<(u128, f64)>> = vec![Vec::new(); peers];
-    let mut status = RatesStatus::default();
-    for &unit in units.iter().skip(index).step_by(peers) {
-        let result = rates_in::read_unit(
-            &rate_files[unit.file],
-            unit,
-            |url, host, rate| {
-                let host = match host {
-                    Some(h) => normalize(h),
-                    None => match host_of(url) {
-                        Some(h) => h,
-                        None => {
-                            status.unmatched += 1; // no host: it cannot be any page's URL
-                            return;
-                        }
-                    },
-                };
-                let dest = route(host.as_bytes(), peers) as usize;
-                outgoing[dest].push((url_key(url.as_bytes()), rate));
-                if outgoing[dest].len() >= PAIRS_PER_MESSAGE {
-                    rates_channel.send((dest as u32, std::mem::take(&mut outgoing[dest])));
-                }
-            },
-            |bad| {
-                status.invalid += 1;
-                if status.first_invalid.is_none() {
-                    status.first_invalid = Some((unit.file as u64, bad));
-                }
-            },
-        );
-        match result {
-            Ok(rows) => status.rows += rows,
-            Err(e) => {
-                status.error = Some(format!("{e:#}"));
-                break;
-            }
-        }
-        reducer.worker.step();
-    }
-    for (dest, pairs) in outgoing.into_iter().enumerate() {
-        if !pairs.is_empty() {
-            rates_channel.send((dest as u32, pairs));
-        }
-    }
-    let received = rates_channel.finish_round(reducer.worker);
-    let status = reducer.all_reduce(status);
-    if let Some(e) = status.error {
-        bail!(e);
-    }
+    let mine: Vec<RatesUnit> = units.iter().copied().skip(index).step_by(peers).collect();
+    let (received, status) = route_keyed(
+        &mut reducer,
+        &mut rates_channel,
+        &mine,
+        |u| u.file,
+        |unit, row, invalid| rates_in::read_unit(&rate_files[unit.file], unit, row, invalid),
+    )?;
     say(format!("read {} rates rows; joining to pages", status.rows));
 
     // Join: the rates of my pages, by URL key, in a canonical order so duplicates resolve alike.
@@ -695,6 +654,79 @@ pub(super) type RatesMessage = (u32, Vec<(u128, f64)>);
 /// The join key of a URL: its 128-bit hash (a collision among 10^12 URLs has odds below 10^-14).
 pub(super) fn url_key(url: &[u8]) -> u128 {
     xxh3_128(url)
+}
+
+/// Reads `units` of a (url, host, value) table with `read_unit` and sends each (url key, value) to
+/// the worker of its host (the host column, else the URL's); returns what this worker received
+/// and the read status every worker agrees on. Fails alike on every worker.
+pub(super) fn route_keyed<U: Copy>(
+    reducer: &mut Reducer<'_>,
+    channel: &mut Shuffle<RatesMessage>,
+    units: &[U],
+    file_of: impl Fn(&U) -> usize,
+    mut read_unit: impl FnMut(
+        U,
+        &mut dyn FnMut(&str, Option<&str>, f64),
+        &mut dyn FnMut(InvalidRate),
+    ) -> Result<u64>,
+) -> Result<(Vec<RatesMessage>, RatesStatus)> {
+    let peers = reducer.worker.peers();
+    let mut outgoing: Vec<Vec<(u128, f64)>> = vec![Vec::new(); peers];
+    let mut status = RatesStatus::default();
+    for &unit in units {
+        let file = file_of(&unit) as u64;
+        let (mut unmatched, mut invalid, mut first_invalid) = (0, 0, None);
+        let result = read_unit(
+            unit,
+            &mut |url, host, value| {
+                let host = match host {
+                    Some(h) => normalize(h),
+                    None => match host_of(url) {
+                        Some(h) => h,
+                        None => {
+                            unmatched += 1; // no host: it cannot be any page's URL
+                            return;
+                        }
+                    },
+                };
+                let dest = route(host.as_bytes(), peers) as usize;
+                outgoing[dest].push((url_key(url.as_bytes()), value));
+                if outgoing[dest].len() >= PAIRS_PER_MESSAGE {
+                    channel.send((dest as u32, std::mem::take(&mut outgoing[dest])));
+                }
+            },
+            &mut |bad| {
+                invalid += 1;
+                if first_invalid.is_none() {
+                    first_invalid = Some((file, bad));
+                }
+            },
+        );
+        status.unmatched += unmatched;
+        status.invalid += invalid;
+        if status.first_invalid.is_none() {
+            status.first_invalid = first_invalid;
+        }
+        match result {
+            Ok(rows) => status.rows += rows,
+            Err(e) => {
+                status.error = Some(format!("{e:#}"));
+                break;
+            }
+        }
+        reducer.worker.step();
+    }
+    for (dest, pairs) in outgoing.into_iter().enumerate() {
+        if !pairs.is_empty() {
+            channel.send((dest as u32, pairs));
+        }
+    }
+    let received = channel.finish_round(reducer.worker);
+    let status = reducer.all_reduce(status);
+    if let Some(e) = status.error {
+        bail!(e);
+    }
+    Ok((received, status))
 }
 
 #[derive(Clone, Default, Serialize, Deserialize)]

@@ -12,20 +12,19 @@ use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use timely::worker::Worker;
 
-use super::arrange::{route, Reading};
+use super::arrange::Reading;
 use super::channel::{Reducer, Shuffle};
 use super::evaluate::{
-    fetch_time_report, fetch_time_sums, optima, url_key, EvaluateArgs, FetchTimeReport, Optimum,
-    RatesMessage, RatesStatus, PAIRS_PER_MESSAGE,
+    fetch_time_report, fetch_time_sums, optima, route_keyed, url_key, EvaluateArgs,
+    FetchTimeReport, Optimum, RatesMessage,
 };
 use super::load::load;
 use super::visits::plan;
 use super::worker::{progress, VERSION};
 use crate::exact_sum::ExactSum;
-use crate::io::host_name::{host_of, normalize};
 use crate::io::rates_in::InvalidRate;
 use crate::io::rows::RowBatch;
-use crate::io::visits_in::{self, HorizonSource, VisitsFile};
+use crate::io::visits_in::{self, HorizonSource, VisitsFile, VisitsUnit};
 use crate::objective::Objective;
 use crate::plan::FetchTime;
 use crate::schedule::evaluate::evaluate_page;
@@ -258,56 +257,16 @@ pub fn run_visits_worker(
 
     // Read my row groups of the visits; send each (url key, at_s) to its host's worker.
     let units = visits_in::units(&input.files);
-    let mut outgoing: Vec<Vec<(u128, f64)>> = vec![Vec::new(); peers];
-    let mut status = RatesStatus::default();
-    for &unit in units.iter().skip(index).step_by(peers) {
-        let result = visits_in::read_unit(
-            &input.files[unit.file],
-            unit,
-            input.horizon_s,
-            |url, host, at_s| {
-                let host = match host {
-                    Some(h) => normalize(h),
-                    None => match host_of(url) {
-                        Some(h) => h,
-                        None => {
-                            status.unmatched += 1; // no host: it cannot be any page's URL
-                            return;
-                        }
-                    },
-                };
-                let dest = route(host.as_bytes(), peers) as usize;
-                outgoing[dest].push((url_key(url.as_bytes()), at_s));
-                if outgoing[dest].len() >= PAIRS_PER_MESSAGE {
-                    visits_channel.send((dest as u32, std::mem::take(&mut outgoing[dest])));
-                }
-            },
-            |bad| {
-                status.invalid += 1;
-                if status.first_invalid.is_none() {
-                    status.first_invalid = Some((unit.file as u64, bad));
-                }
-            },
-        );
-        match result {
-            Ok(rows) => status.rows += rows,
-            Err(e) => {
-                status.error = Some(format!("{e:#}"));
-                break;
-            }
-        }
-        reducer.worker.step();
-    }
-    for (dest, pairs) in outgoing.into_iter().enumerate() {
-        if !pairs.is_empty() {
-            visits_channel.send((dest as u32, pairs));
-        }
-    }
-    let received = visits_channel.finish_round(reducer.worker);
-    let status = reducer.all_reduce(status);
-    if let Some(e) = status.error {
-        bail!(e);
-    }
+    let mine: Vec<VisitsUnit> = units.iter().copied().skip(index).step_by(peers).collect();
+    let (received, status) = route_keyed(
+        &mut reducer,
+        &mut visits_channel,
+        &mine,
+        |u| u.file,
+        |unit, row, invalid| {
+            visits_in::read_unit(&input.files[unit.file], unit, input.horizon_s, row, invalid)
+        },
+    )?;
     say(format!(
         "read {} visits rows; joining to pages",
         status.rows
