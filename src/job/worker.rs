@@ -213,8 +213,9 @@ pub fn run_worker(
             let mut rows_per_batch = 0;
             let mut batch = RatedBatch::default();
             for &h in &hosts_of_crawler[crawler as usize] {
-                if batch.is_empty() {
-                    // the next batch holds about as many rows as the last one
+                if batch.url_text.capacity() == 0 {
+                    // a fresh batch (none yet, or the last one sent): it will hold about as many
+                    // rows as the last one
                     batch = RatedBatch::with_capacity(
                         dest,
                         crawler,
