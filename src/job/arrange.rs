@@ -40,7 +40,8 @@ pub fn route(host: &[u8], peers: usize) -> u32 {
 }
 
 /// A worker's pages in canonical order, grouped by host, in columns: the solver's arena plus what
-/// the output needs (URL text, observability, host names). The received batches are gone.
+/// the output needs (URL text, observability, host names). Of the received batches only the text
+/// is kept (the URLs point into it).
 pub struct Arranged {
     pub arena: Arena,
     /// The importance column as read, when the solver's importance differs from it
@@ -73,9 +74,7 @@ impl Arranged {
         let start = at.start as usize;
         &self.texts[at.batch as usize][start..start + at.len as usize]
     }
-}
 
-impl Arranged {
     /// Asks the CPU to fetch page `i`'s URL into cache ahead of a [`Arranged::url_bytes`]: URLs in
     /// arena order are scattered over the received text, and a pass copying them out waits on one
     /// cache miss per URL unless it looks a few pages ahead.
@@ -127,9 +126,7 @@ impl RowKey {
     fn url(&self) -> (u64, u32) {
         (self.url_high, self.url_low)
     }
-}
 
-impl RowKey {
     /// The host's 128-bit identity.
     #[inline]
     pub fn host_id(&self) -> u128 {
