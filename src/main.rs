@@ -123,8 +123,10 @@ fn main() -> ExitCode {
             inputs,
             out,
             workers,
-        } => revisit::io::baseline::run(&inputs, &out, workers.max(1))
-            .and_then(|b| Ok(println!("{}", serde_json::to_string(&b)?))),
+        } => revisit::io::baseline::run(&inputs, &out, workers.max(1)).and_then(|b| {
+            println!("{}", serde_json::to_string(&b)?);
+            Ok(())
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

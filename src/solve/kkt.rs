@@ -18,8 +18,7 @@ pub fn violations(
     let tol = KKT_TOLERANCE;
     let mut bad = Vec::new();
     let mut total = 0.0;
-    for h in 0..arena.hosts() {
-        let theta = host_price[h];
+    for (h, &theta) in host_price.iter().enumerate().take(arena.hosts()) {
         let cap = arena.cap[h];
         let mut spend = 0.0;
         for i in arena.host_pages(h) {

@@ -209,9 +209,9 @@ pub fn bisection(arena: &Arena, bandwidth: f64) -> (Vec<f64>, Vec<f64>, f64) {
     };
     let prices: Vec<f64> = (0..arena.hosts()).map(|h| host_price(h, nu)).collect();
     let mut rates = vec![0.0; arena.pages()];
-    for h in 0..arena.hosts() {
+    for (h, &price) in prices.iter().enumerate() {
         for i in arena.host_pages(h) {
-            rates[i] = rate(h, i, prices[h]);
+            rates[i] = rate(h, i, price);
         }
     }
     (rates, prices, nu)

@@ -275,8 +275,8 @@ pub fn warm_guess(previous: &[(f64, f64)], pre: &Prelude, bandwidth: f64) -> f64
         .collect();
     let x = bandwidth.ln();
     let distinct = |a: f64, b: f64| (a - b).abs() > 1e-9;
-    match known.as_slice() {
-        &[(x1, y1), (x2, y2), (x3, y3)]
+    match *known.as_slice() {
+        [(x1, y1), (x2, y2), (x3, y3)]
             if distinct(x1, x2) && distinct(x2, x3) && distinct(x1, x3) =>
         {
             // Lagrange form of the parabola through the three points, evaluated at x
@@ -285,10 +285,10 @@ pub fn warm_guess(previous: &[(f64, f64)], pre: &Prelude, bandwidth: f64) -> f64
             let l3 = (x - x1) * (x - x2) / ((x3 - x1) * (x3 - x2));
             (y1 * l1 + y2 * l2 + y3 * l3).exp()
         }
-        &[(x1, y1), (x2, y2), ..] if distinct(x1, x2) => {
+        [(x1, y1), (x2, y2), ..] if distinct(x1, x2) => {
             (y1 + (y1 - y2) / (x1 - x2) * (x - x1)).exp()
         }
-        &[(x1, y1), ..] => y1.exp() * pre.guess(bandwidth) / pre.guess(x1.exp()),
+        [(x1, y1), ..] => y1.exp() * pre.guess(bandwidth) / pre.guess(x1.exp()),
         _ => pre.guess(bandwidth),
     }
 }
