@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::arrange::{url_key, Arranged};
+use super::arrange::{url_key, Arranged, URL_PREFETCH_DISTANCE};
 use crate::exact_sum::ExactSum;
 use crate::io::manifest::FileEntry;
 use crate::schedule::crawler::{crawler_phases, sequence_crawler, CrawlerHost};
@@ -47,7 +47,10 @@ pub fn plan<R: AllReduce>(
         .map(|&d| host_visit_cap(horizon, d))
         .collect();
     let keys: Vec<u64> = (0..arena.pages())
-        .map(|i| url_key(arranged.url_bytes(i)))
+        .map(|i| {
+            arranged.prefetch_url(i + URL_PREFETCH_DISTANCE);
+            url_key(arranged.url_bytes(i))
+        })
         .collect();
     let problem = VisitProblem {
         arena,

@@ -722,7 +722,12 @@ pub fn integer_visits_from<R: AllReduce>(
                     price,
                     right: total.right as f64,
                     left: total.left as f64,
-                    slope: total.slope.value(),
+                    // Pages settled without the relaxation (0 or 1 visit: most of them when the
+                    // budget is a fraction of a visit per page) report no slope, so the sum
+                    // understates how fast visits fall with the price and the first Newton step
+                    // overshoots tenfold. Assume at least unit elasticity (the staircase of first
+                    // visits falls about that fast); the bracket keeps the search safe either way.
+                    slope: total.slope.value().min(-(total.right as f64) / price),
                     next_above: total.next_above,
                     next_below: total.next_below,
                 };
