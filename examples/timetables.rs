@@ -22,7 +22,7 @@ use revisit::schedule::timetable::{
     host_phase, host_timetable, politeness_violations, HostTimetable, Sequencing,
 };
 use revisit::schedule::visits::{
-    host_visit_cap, integer_visits, visit_budget, Staleness, VisitProblem,
+    host_visit_cap, integer_visits, visit_budget, Staleness, VisitObjective, VisitProblem,
 };
 use revisit::solve::arena::Arena;
 use revisit::solve::reduce::Alone;
@@ -87,6 +87,7 @@ fn puc_rio(pages: usize, seed: u64) {
         caps: &caps,
         keys: &keys,
         horizon,
+        objective: VisitObjective::Staleness,
     };
     let visits = integer_visits(&problem, budget, &mut Alone);
     let wp = Staleness::of(&arena, &visits.counts, horizon).mean();
@@ -261,6 +262,7 @@ fn pnas_fig1(seed: u64) {
                     caps: &caps,
                     keys: &keys,
                     horizon,
+                    objective: VisitObjective::Staleness,
                 };
                 let v = integer_visits(&p, visit_budget(r, horizon), &mut Alone);
                 let t = host_timetable(&v.counts, horizon, 0.0, Sequencing::Carousel);

@@ -36,6 +36,9 @@ pub struct Recommendation {
 pub struct TimetableSummary {
     /// merge, mp2, carousel or golden-ratio.
     pub sequencing: String,
+    /// What the integer visits maximise: "harmonic" (a harmonic run whose budget visits every
+    /// changing page) or "staleness" (binary freshness of evenly spaced visits).
+    pub visits_objective: String,
     /// Fetches per second of each crawler.
     pub crawler_rate_per_s: f64,
     /// The integer problem's budget floor(R T) in visits per horizon.
@@ -191,8 +194,9 @@ impl Summary {
                 }
             };
             s += &format!(
-                "  timetable ({}, {:.4} fetches/s per crawler): {} visits scheduled, {} dropped (no room in the horizon at this rate, politely), of {} planned (budget {}); max crawler utilisation {:.4}\n",
+                "  timetable ({}, integer visits for {}, {:.4} fetches/s per crawler): {} visits scheduled, {} dropped (no room in the horizon at this rate, politely), of {} planned (budget {}); max crawler utilisation {:.4}\n",
                 t.sequencing,
+                t.visits_objective,
                 t.crawler_rate_per_s,
                 t.visits_scheduled,
                 t.visits_dropped,

@@ -14,7 +14,9 @@ use revisit::job::arrange::url_key;
 use revisit::objective::Response;
 use revisit::schedule::evaluate::evaluate_page;
 use revisit::schedule::timetable::cyclic_gaps;
-use revisit::schedule::visits::{host_visit_cap, integer_visits, visit_budget, VisitProblem};
+use revisit::schedule::visits::{
+    host_visit_cap, integer_visits, visit_budget, VisitObjective, VisitProblem,
+};
 use revisit::solve::{arena::Arena, reduce::Alone};
 use revisit::units::Seconds;
 
@@ -108,6 +110,7 @@ fn library_counts(data: &Path, bandwidth: f64) -> HashMap<String, u32> {
         caps: &caps,
         keys: &keys,
         horizon,
+        objective: VisitObjective::Staleness,
     };
     let v = integer_visits(&problem, visit_budget(bandwidth, horizon), &mut Alone);
     urls.into_iter().zip(v.counts).collect()
@@ -319,4 +322,72 @@ fn simulation_agrees_with_the_exact_value() {
         (sim - exact).abs() <= 4.0 * se,
         "simulated {sim} +- {se}, exact {exact}"
     );
+}
+
+/// The value of a run's served visits, from `evaluate --visits` (closed forms, not the planner).
+fn served_value(pages: &str, visits: &Path) -> serde_json::Value {
+    let out = run_ok(&[
+        "evaluate",
+        pages,
+        "--min-delay-s",
+        "1",
+        "--visits",
+        visits.to_str().unwrap(),
+        "--json",
+        "-q",
+    ]);
+    serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["visits"].clone()
+}
+
+#[test]
+fn a_harmonic_run_plans_its_visits_for_the_harmonic_penalty_when_every_page_can_be_visited() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 2 visits per page and caps far above need: every changing page can be visited, so harmonic
+    // integer visits are finite; a fast crawler serves every planned visit
+    let plan = |objective: &str| {
+        let out = tmp.path().join(objective);
+        run_ok(&[
+            "run",
+            "data/pages",
+            "--min-delay-s",
+            "1",
+            "--objective",
+            objective,
+            "--bandwidth",
+            "40000",
+            "--timetable",
+            "--crawler-rate",
+            "10",
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let s = summary(&out);
+        assert_eq!(s["timetable"]["visits_dropped"], 0);
+        (s, served_value("data/pages", &out.join("visits")))
+    };
+    let (harmonic_summary, harmonic) = plan("harmonic");
+    let (binary_summary, binary) = plan("binary");
+    assert_eq!(
+        harmonic_summary["timetable"]["visits_objective"],
+        "harmonic"
+    );
+    assert_eq!(binary_summary["timetable"]["visits_objective"], "staleness");
+    // each plan is the better one by its own measure, as evaluated from the served timetables
+    let jh = |v: &serde_json::Value| v["cost_harmonic"].as_f64().expect("finite harmonic cost");
+    let stale = |v: &serde_json::Value| v["staleness"].as_f64().unwrap();
+    assert_eq!(harmonic["pages_unvisited"], 0);
+    assert!(
+        jh(&harmonic) < jh(&binary),
+        "{} vs {}",
+        jh(&harmonic),
+        jh(&binary)
+    );
+    assert!(stale(&binary) < stale(&harmonic));
+
+    // the sample's own bandwidth (4,000 fetches for 20,000 pages) cannot visit every page: the
+    // harmonic penalty is infinite whatever the plan, so freshness decides
+    let out = tmp.path().join("short");
+    run_ok(&["run", "--timetable", "-q", "--out", out.to_str().unwrap()]);
+    assert_eq!(summary(&out)["timetable"]["visits_objective"], "staleness");
 }

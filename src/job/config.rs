@@ -124,8 +124,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub index_gamma: Option<f64>,
     /// Also write each crawler's timetable for one horizon, DIR/visits/crawler=NNN/: integer visits
-    /// per URL that maximise binary freshness of evenly spaced visits (PUC-Rio Phase 1, whatever
-    /// --objective the rates use) within the bandwidth and the hosts' caps, per-host schedules
+    /// per URL that maximise binary freshness of evenly spaced visits (PUC-Rio Phase 1), or with
+    /// --objective harmonic and a budget that visits every changing page, minimise their harmonic
+    /// penalty (below that budget every choice leaves a changing page unvisited at infinite
+    /// penalty, so freshness decides), within the bandwidth and the hosts' caps, per-host schedules
     /// (--sequencing), then each crawler's fetches at --crawler-rate, never impolite (Phase 3).
     /// Off by default: the other tables are the same with or without it.
     #[arg(long)]

@@ -29,6 +29,7 @@ use crate::objective::Objective;
 use crate::plan::FetchTime;
 use crate::schedule::evaluate::evaluate_page;
 use crate::schedule::timetable::politeness_violations;
+use crate::schedule::visits::VisitObjective;
 use crate::solve::reduce::{AllReduce, Combine};
 use crate::units::{Seconds, SECONDS_PER_DAY};
 
@@ -376,6 +377,7 @@ pub fn run_visits_worker(
         &arranged,
         (join.matched as f64 + 0.5) * SECONDS_PER_DAY / horizon.0,
         horizon,
+        VisitObjective::Staleness,
         &mut reducer,
     );
 

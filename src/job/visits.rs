@@ -15,7 +15,7 @@ use crate::schedule::evaluate::evaluate_page;
 use crate::schedule::timetable::{host_timetable, Sequencing};
 use crate::schedule::visits::{
     host_visit_cap, integer_visits_from, periodic_staleness, visit_budget, FirstGains, Staleness,
-    VisitProblem, Visits,
+    VisitObjective, VisitProblem, Visits,
 };
 use crate::solve::reduce::{AllReduce, Combine};
 use crate::units::Seconds;
@@ -28,6 +28,20 @@ pub struct Planned {
     pub weak_politeness: Staleness,
     /// The same without host caps: the NonPolite bound.
     pub non_polite: Staleness,
+    /// What the integer visits maximise (harmonic only when asked and the budget can visit every
+    /// changing page: below that every integer solution leaves one unvisited, at infinite harmonic
+    /// cost, and binary freshness is the only finite criterion).
+    pub objective: VisitObjective,
+}
+
+/// Pages that change, summed over workers.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct Changing(u64);
+
+impl Combine for Changing {
+    fn combine(&mut self, other: Self) {
+        self.0 += other.0;
+    }
 }
 
 /// Solves the integer problem on the workers' pages (every worker calls it; `reduce` combines).
@@ -38,6 +52,7 @@ pub fn plan<R: AllReduce>(
     arranged: &Arranged,
     bandwidth_per_day: f64,
     horizon: Seconds,
+    wanted: VisitObjective,
     reduce: &mut R,
 ) -> Planned {
     let arena = &arranged.arena;
@@ -52,13 +67,22 @@ pub fn plan<R: AllReduce>(
             url_key(arranged.url_bytes(i))
         })
         .collect();
+    let budget = visit_budget(bandwidth_per_day, horizon);
+    let changing = reduce.all_reduce(Changing(
+        arena.change_rate.iter().filter(|&&l| l > 0.0).count() as u64,
+    ));
+    let objective = if wanted == VisitObjective::Harmonic && budget >= changing.0 {
+        VisitObjective::Harmonic
+    } else {
+        VisitObjective::Staleness
+    };
     let problem = VisitProblem {
         arena,
         caps: &caps,
         keys: &keys,
         horizon,
+        objective,
     };
-    let budget = visit_budget(bandwidth_per_day, horizon);
     let first = FirstGains::of(&problem);
     let visits = integer_visits_from(&problem, budget, None, &first, reduce);
     let weak_politeness = reduce.all_reduce(Staleness::of(arena, &visits.counts, horizon));
@@ -72,6 +96,7 @@ pub fn plan<R: AllReduce>(
         integer_visits_from(&loose, budget, Some(visits.multiplier), &first, reduce).counts;
     let non_polite = reduce.all_reduce(Staleness::of(arena, &np_counts, horizon));
     Planned {
+        objective,
         visits,
         weak_politeness,
         non_polite,

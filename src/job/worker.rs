@@ -26,10 +26,12 @@ use crate::io::rated::RatedBatch;
 use crate::io::rows::RowBatch;
 use crate::io::{publish, schema};
 use crate::objective::value::{HostValue, PolicyValue};
+use crate::objective::Objective;
 use crate::report::{
     peak_rss_bytes, rss_bytes, PhaseSeconds, Recommendation, Summary, TimetableSummary,
 };
 use crate::schedule::assign::{assign, imbalance};
+use crate::schedule::visits::VisitObjective;
 use crate::solve::reduce::{AllReduce, Combine};
 use crate::solve::solve;
 use crate::units::{per_horizon, PerDay, Seconds};
@@ -124,7 +126,13 @@ pub fn run_worker(
     // Integer visits (with --timetable): every worker takes part in the rounds.
     let horizon = Seconds(args.pages.horizon_s);
     let planned: Option<Planned> = if args.timetable {
-        let p = plan(&arranged, bandwidth, horizon, &mut reducer);
+        // the run's own objective where integer visits can pursue it (harmonic); else freshness
+        let wanted = if args.objective == Objective::Harmonic {
+            VisitObjective::Harmonic
+        } else {
+            VisitObjective::Staleness
+        };
+        let p = plan(&arranged, bandwidth, horizon, wanted, &mut reducer);
         say(format!(
             "integer visits: {} of budget {} after {} rounds (multiplier {:.6e}); Weak-Politeness bound {:.6}",
             p.visits.used,
@@ -354,6 +362,11 @@ pub fn run_worker(
     };
     let timetable_summary = planned.as_ref().map(|p| TimetableSummary {
         sequencing: sequencing_name(args.sequencing),
+        visits_objective: match p.objective {
+            VisitObjective::Harmonic => "harmonic",
+            VisitObjective::Staleness => "staleness",
+        }
+        .into(),
         crawler_rate_per_s: timetable.crawler_rate,
         visits_budget: p.visits.budget,
         visits_planned: p.visits.used,

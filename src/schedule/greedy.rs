@@ -9,7 +9,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use super::visits::marginal_gain;
+use super::visits::VisitObjective;
 use crate::solve::arena::Arena;
 use crate::units::Seconds;
 
@@ -50,6 +50,26 @@ pub fn greedy_visits(
     horizon: Seconds,
     budget: u64,
 ) -> Vec<u32> {
+    greedy_visits_for(
+        VisitObjective::Staleness,
+        arena,
+        caps,
+        keys,
+        horizon,
+        budget,
+    )
+}
+
+/// [`greedy_visits`] for any objective of the integer visits.
+pub fn greedy_visits_for(
+    objective: VisitObjective,
+    arena: &Arena,
+    caps: &[u32],
+    keys: &[u64],
+    horizon: Seconds,
+    budget: u64,
+) -> Vec<u32> {
+    let marginal_gain = |mu, lambda, days, k| objective.gain(mu, lambda, days, k);
     let days = horizon.days();
     let mut counts = vec![0u32; arena.pages()];
     let mut host_used = vec![0u64; arena.hosts()];

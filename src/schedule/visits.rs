@@ -17,7 +17,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::interval::{fresh_share, stale_share};
+use super::interval::{fresh_share, harmonic_share, stale_share};
 use crate::exact_sum::ExactSum;
 use crate::objective::fixed_interval;
 use crate::solve::arena::Arena;
@@ -76,6 +76,40 @@ pub fn marginal_gain(importance: f64, change_rate: f64, horizon_days: f64, k: u3
     }
 }
 
+/// What integer visits maximise: binary freshness of evenly spaced visits (PUC-Rio), or minus the
+/// harmonic penalty of evenly spaced visits (NeurIPS'19 eq. 1 with C = H, for periodic crawls).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VisitObjective {
+    Staleness,
+    Harmonic,
+}
+
+impl VisitObjective {
+    /// The value of the k-th visit (k >= 1) of page (mu, lambda) per horizon, non-increasing in k.
+    #[inline]
+    pub fn gain(self, importance: f64, change_rate: f64, horizon_days: f64, k: u32) -> f64 {
+        match self {
+            VisitObjective::Staleness => marginal_gain(importance, change_rate, horizon_days, k),
+            VisitObjective::Harmonic => harmonic_gain(importance, change_rate, horizon_days, k),
+        }
+    }
+}
+
+/// Harmonic penalty removed by the k-th visit (k >= 1): mu (Hs(k-1) - Hs(k)) with Hs(k) the
+/// time-average penalty of k evenly spaced visits, [`harmonic_share`] of lambda T / k; a page
+/// that changes and is never visited pays forever, so its first visit is worth +inf.
+#[inline]
+pub fn harmonic_gain(importance: f64, change_rate: f64, horizon_days: f64, k: u32) -> f64 {
+    if change_rate <= 0.0 || k == 0 {
+        return 0.0;
+    }
+    if k == 1 {
+        return f64::INFINITY;
+    }
+    let c = change_rate * horizon_days;
+    importance * (harmonic_share(c / (k - 1) as f64) - harmonic_share(c / k as f64))
+}
+
 /// One page's visits at a price: both one-sided limits of the step response and the nearest steps.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PageSteps {
@@ -103,7 +137,12 @@ pub fn page_steps(
     price: f64,
 ) -> PageSteps {
     page_steps_from(
-        Gains::new(importance, change_rate, horizon_days),
+        Gains::new(
+            VisitObjective::Staleness,
+            importance,
+            change_rate,
+            horizon_days,
+        ),
         cap,
         price,
     )
@@ -113,6 +152,9 @@ pub fn page_steps(
 fn page_steps_from(mut gains: Gains, cap: u32, price: f64) -> PageSteps {
     let (importance, change_rate, horizon_days) =
         (gains.importance, gains.change_rate, gains.horizon_days);
+    // the continuous guess (and slope) is the fixed-interval freshness relaxation's; the harmonic
+    // staircase walks from its first steps (concavity makes the walk exact from any start)
+    let relaxable = gains.objective == VisitObjective::Staleness;
     let mut gain = |k: u32| gains.at(k);
     let none = PageSteps {
         right: 0,
@@ -126,7 +168,7 @@ fn page_steps_from(mut gains: Gains, cap: u32, price: f64) -> PageSteps {
     }
     // Most pages of a big capped host take 0 or 1 visits: settle those with one or two gains and
     // skip the Lambert W guess (and its slope: Newton then reads the staircase's secant instead).
-    let few = gain(1) <= price || cap == 1 || gain(2) <= price;
+    let few = !relaxable || gain(1) <= price || cap == 1 || gain(2) <= price;
     // rho(theta_rate) per day with theta_rate = price * T (Delta(k) ~ mu u'(k/T) / T)
     let rate_price = price * horizon_days;
     let (rho, relaxed) = if few {
@@ -177,6 +219,7 @@ fn page_steps_from(mut gains: Gains, cap: u32, price: f64) -> PageSteps {
 /// the tie count and the neighbouring steps ask for the same few k several times, and each gain
 /// costs two exponentials.
 struct Gains {
+    objective: VisitObjective,
     importance: f64,
     change_rate: f64,
     horizon_days: f64,
@@ -189,8 +232,14 @@ struct Gains {
 const GAINS_KEPT: usize = 4;
 
 impl Gains {
-    fn new(importance: f64, change_rate: f64, horizon_days: f64) -> Self {
+    fn new(
+        objective: VisitObjective,
+        importance: f64,
+        change_rate: f64,
+        horizon_days: f64,
+    ) -> Self {
         Gains {
+            objective,
             importance,
             change_rate,
             horizon_days,
@@ -200,8 +249,14 @@ impl Gains {
     }
 
     /// Gains that know Delta(1) and Delta(2) already.
-    fn seeded(importance: f64, change_rate: f64, horizon_days: f64, first: [f64; 2]) -> Self {
-        let mut g = Gains::new(importance, change_rate, horizon_days);
+    fn seeded(
+        objective: VisitObjective,
+        importance: f64,
+        change_rate: f64,
+        horizon_days: f64,
+        first: [f64; 2],
+    ) -> Self {
+        let mut g = Gains::new(objective, importance, change_rate, horizon_days);
         g.kept[0] = (1, first[0]);
         g.kept[1] = (2, first[1]);
         g.filled = 2;
@@ -214,7 +269,9 @@ impl Gains {
         if let Some(&(_, g)) = self.kept[..known].iter().find(|e| e.0 == k) {
             return g;
         }
-        let g = marginal_gain(self.importance, self.change_rate, self.horizon_days, k);
+        let g = self
+            .objective
+            .gain(self.importance, self.change_rate, self.horizon_days, k);
         self.kept[self.filled % GAINS_KEPT] = (k, g);
         self.filled += 1;
         g
@@ -233,6 +290,8 @@ pub struct VisitProblem<'a> {
     pub keys: &'a [u64],
     /// The horizon T.
     pub horizon: Seconds,
+    /// What the visits maximise.
+    pub objective: VisitObjective,
 }
 
 /// A host's visits at a price, summed over its pages.
@@ -286,10 +345,8 @@ impl FirstGains {
             (0..a.pages())
                 .map(|i| {
                     let (mu, lambda) = (a.importance[i], a.change_rate[i]);
-                    [
-                        marginal_gain(mu, lambda, t, 1),
-                        marginal_gain(mu, lambda, t, 2),
-                    ]
+                    let o = problem.objective;
+                    [o.gain(mu, lambda, t, 1), o.gain(mu, lambda, t, 2)]
                 })
                 .collect(),
         )
@@ -324,7 +381,13 @@ impl<'p, 'a> Seeded<'p, 'a> {
                 slope: 0.0,
             };
         }
-        let gains = Gains::seeded(a.importance[i], a.change_rate[i], t, self.first_gains[i]);
+        let gains = Gains::seeded(
+            self.problem.objective,
+            a.importance[i],
+            a.change_rate[i],
+            t,
+            self.first_gains[i],
+        );
         page_steps_from(gains, cap, price)
     }
 
@@ -533,8 +596,16 @@ fn select_steps(seeded: &Seeded, price: f64, mut wanted: StepSelection) -> StepS
             p.right.checked_add(j + 1).filter(|&k| k <= cap)
         }
     };
-    let gains_of =
-        |i: usize| Gains::seeded(a.importance[i], a.change_rate[i], t, seeded.first_gains[i]);
+    let gains_of = |i: usize| {
+        let o = problem.objective;
+        Gains::seeded(
+            o,
+            a.importance[i],
+            a.change_rate[i],
+            t,
+            seeded.first_gains[i],
+        )
+    };
     let host_steps = |h: usize| -> Vec<PageSteps> {
         a.host_pages(h).map(|i| seeded.page(h, i, price)).collect()
     };
@@ -865,6 +936,27 @@ impl Combine for UsedVisits {
 fn price_capped_host(seeded: &Seeded, h: usize, nu: f64) -> (f64, Vec<u32>) {
     let problem = seeded.problem;
     let cap = problem.caps[h] as u64;
+    let pages = problem.arena.host_pages(h);
+    if problem.objective == VisitObjective::Harmonic {
+        // Every changing page's first visit is worth +inf: when the cap cannot take them all, no
+        // finite price fills it and the host's penalty is infinite whatever it does; it visits
+        // the cap's worth of its changing pages once, smallest keys first (the heap greedy's
+        // tie rule), and nothing more.
+        let mut changing: Vec<(u64, usize)> = pages
+            .clone()
+            .enumerate()
+            .filter(|&(_, i)| problem.arena.change_rate[i] > 0.0)
+            .map(|(local, i)| (problem.keys[i], local))
+            .collect();
+        if changing.len() as u64 > cap {
+            changing.sort_unstable();
+            let mut counts = vec![0u32; pages.len()];
+            for &(_, local) in changing.iter().take(cap as usize) {
+                counts[local] = 1;
+            }
+            return (f64::INFINITY, counts);
+        }
+    }
     let observe = |price: f64| {
         let d = seeded.host(h, price);
         Observation {
@@ -876,7 +968,6 @@ fn price_capped_host(seeded: &Seeded, h: usize, nu: f64) -> (f64, Vec<u32>) {
             next_below: d.next_below,
         }
     };
-    let pages = problem.arena.host_pages(h);
     let at_nu = observe(nu);
     let price = if at_nu.right <= cap as f64 {
         nu

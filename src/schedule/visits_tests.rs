@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 
-use super::greedy::greedy_visits;
+use super::greedy::{greedy_visits, greedy_visits_for};
 use super::visits::*;
 use crate::objective::Response;
 use crate::solve::arena::Arena;
@@ -86,7 +86,7 @@ proptest! {
         let caps = &caps[..arena.hosts()];
         // keys in a different order from the page index, so the tie rule is really exercised
         let keys: Vec<u64> = (0..arena.pages() as u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
-        let problem = VisitProblem { arena: &arena, caps, keys: &keys, horizon: DAY };
+        let problem = VisitProblem { arena: &arena, caps, keys: &keys, horizon: DAY, objective: VisitObjective::Staleness };
         let v = integer_visits(&problem, budget, &mut Alone);
         let g = greedy_visits(&arena, caps, &keys, DAY, budget);
 
@@ -103,6 +103,71 @@ proptest! {
         prop_assert_eq!(taken_gains(&arena, &v.counts, DAY), taken_gains(&arena, &g, DAY));
         let (sv, sg) = (Staleness::of(&arena, &v.counts, DAY).mean(), Staleness::of(&arena, &g, DAY).mean());
         prop_assert!((sv - sg).abs() <= 1e-12, "{sv} vs {sg}");
+    }
+}
+
+/// Gains taken by `counts` under `objective`, sorted (+inf for the harmonic first visits).
+fn taken_gains_for(objective: VisitObjective, arena: &Arena, counts: &[u32]) -> Vec<f64> {
+    let mut g: Vec<f64> = (0..arena.pages())
+        .flat_map(|i| {
+            (1..=counts[i]).map(move |k| {
+                objective.gain(arena.importance[i], arena.change_rate[i], DAY.days(), k)
+            })
+        })
+        .collect();
+    g.sort_by(f64::total_cmp);
+    g
+}
+
+#[test]
+fn harmonic_gains_are_infinite_first_then_decrease() {
+    for &c in &[1e-6, 0.01, 0.3, 1.0, 4.0, 30.0, 1e3] {
+        assert_eq!(harmonic_gain(1.0, c, 1.0, 1), f64::INFINITY);
+        let mut last = f64::INFINITY;
+        for k in 2..300 {
+            let g = harmonic_gain(1.0, c, 1.0, k);
+            assert!(
+                g.is_finite() && g >= 0.0 && g <= last,
+                "c {c} k {k}: {g} after {last}"
+            );
+            last = g;
+        }
+    }
+    // no change, no gain
+    assert_eq!(harmonic_gain(1.0, 0.0, 1.0, 1), 0.0);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// With a budget that visits every changing page its host lets it, the harmonic integer visits
+    /// are the heap greedy's (the first visits, worth +inf, go first; then the finite steps).
+    #[test]
+    fn harmonic_threshold_solver_equals_the_heap_greedy(
+        hosts in prop::collection::vec(prop::collection::vec(page_strategy(), 1..6), 1..6),
+        caps in prop::collection::vec(0u32..12, 6),
+        extra in 0u64..40,
+    ) {
+        let arena = arena_of(&hosts);
+        let caps = &caps[..arena.hosts()];
+        let keys: Vec<u64> = (0..arena.pages() as u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
+        let forced: u64 = (0..arena.hosts())
+            .map(|h| {
+                let changing = arena.host_pages(h).filter(|&i| arena.change_rate[i] > 0.0).count() as u64;
+                changing.min(caps[h] as u64)
+            })
+            .sum();
+        let budget = forced + extra;
+        let objective = VisitObjective::Harmonic;
+        let problem = VisitProblem { arena: &arena, caps, keys: &keys, horizon: DAY, objective };
+        let v = integer_visits(&problem, budget, &mut Alone);
+        let g = greedy_visits_for(objective, &arena, caps, &keys, DAY, budget);
+        for (h, &cap) in caps.iter().enumerate() {
+            let sum: u64 = arena.host_pages(h).map(|i| v.counts[i] as u64).sum();
+            prop_assert!(sum <= cap as u64, "host {h} over its cap");
+        }
+        prop_assert_eq!(v.counts.iter().map(|&x| x as u64).sum::<u64>(), g.iter().map(|&x| x as u64).sum::<u64>());
+        prop_assert_eq!(taken_gains_for(objective, &arena, &v.counts), taken_gains_for(objective, &arena, &g));
     }
 }
 
@@ -129,6 +194,7 @@ fn the_threshold_solver_equals_the_heap_greedy_on_a_larger_random_input() {
             caps: &caps,
             keys: &keys,
             horizon: DAY,
+            objective: VisitObjective::Staleness,
         };
         let v = integer_visits(&problem, budget, &mut Alone);
         let g = greedy_visits(&arena, &caps, &keys, DAY, budget);
@@ -157,6 +223,7 @@ fn the_weak_politeness_bound_lies_above_the_non_polite_bound() {
             caps,
             keys: &keys,
             horizon: DAY,
+            objective: VisitObjective::Staleness,
         };
         let v = integer_visits(&p, budget, &mut Alone);
         Staleness::of(&arena, &v.counts, DAY).mean()
@@ -177,6 +244,7 @@ fn a_budget_beyond_the_caps_fills_every_cap() {
         caps: &caps,
         keys: &keys,
         horizon: DAY,
+        objective: VisitObjective::Staleness,
     };
     let v = integer_visits(&p, 1_000, &mut Alone);
     assert_eq!(v.multiplier, 0.0);
@@ -252,6 +320,7 @@ fn two_workers_give_the_single_worker_visits() {
             caps: &caps,
             keys: &keys,
             horizon: DAY,
+            objective: VisitObjective::Staleness,
         },
         budget,
         &mut Alone,
@@ -281,6 +350,7 @@ fn two_workers_give_the_single_worker_visits() {
                         caps: &my_caps,
                         keys: &my_keys,
                         horizon: DAY,
+                        objective: VisitObjective::Staleness,
                     };
                     (
                         pages,
