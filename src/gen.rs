@@ -5,6 +5,10 @@
 //! importance is Pareto (heavy-tailed), change rates lognormal(ln 0.3, 1.2) per day clipped to
 //! [5e-4, 7], a share of pages has complete change observations (sitemaps, pings), and a share of
 //! hosts carries its own robots.txt Crawl-delay in the hosts table.
+//!
+//! Which pages have complete observations matters to every comparison of policies: NeurIPS'19's
+//! "LC beats BLC on J_b" holds when they are the important pages (as the paper's sitemap-backed 4%
+//! evidently were) and not when they are a random 4% (`scripts/neurips-exp1.sh` shows both).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -51,6 +55,10 @@ pub struct GenArgs {
     /// Share of pages with complete change observations.
     #[arg(long, default_value_t = 0.04)]
     pub complete_share: f64,
+    /// Which pages have complete observations: a random share, or the most important share (pages
+    /// of big sites with sitemaps and pings).
+    #[arg(long, value_enum, default_value_t = CompleteBy::Random)]
+    pub complete_by: CompleteBy,
     /// Share of hosts with their own Crawl-delay in the hosts table.
     #[arg(long, default_value_t = 0.05)]
     pub delay_share: f64,
@@ -60,6 +68,21 @@ pub struct GenArgs {
     /// Random seed: the same seed gives the same bytes.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+}
+
+/// How the generator picks the pages whose changes are all observed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompleteBy {
+    /// Each page independently with probability --complete-share.
+    Random,
+    /// The pages whose importance lies in the top --complete-share of the importance law.
+    Importance,
+}
+
+/// The importance above which a Pareto(1, `shape`) draw lies with probability `share`: P(X > x) =
+/// x^-shape, so x = share^(-1/shape) (infinite for share 0: no page).
+fn pareto_upper_quantile(shape: f64, share: f64) -> f64 {
+    share.powf(-1.0 / shape)
 }
 
 /// Change rates are clipped to this range, changes per day (about once in 5 years to 7 a day).
@@ -80,6 +103,12 @@ pub fn generate(args: &GenArgs) -> Result<Vec<PathBuf>> {
     let hosts = args.hosts.unwrap_or((args.urls / 100).max(1));
     if hosts == 0 {
         bail!("--hosts must be at least 1");
+    }
+    if !(0.0..=1.0).contains(&args.complete_share) {
+        bail!(
+            "--complete-share must be in [0, 1], got {}",
+            args.complete_share
+        );
     }
     let pages_dir = args.out.join("pages");
     std::fs::create_dir_all(&pages_dir)
@@ -128,6 +157,7 @@ fn write_shard(args: &GenArgs, hosts: u64, shard: u32, path: &Path) -> Result<()
         Pareto::new(1.0, args.importance_shape).context("--importance-shape must be > 0")?;
     let lognormal = LogNormal::new(args.change_rate_median.ln(), args.change_rate_sigma)
         .context("bad change-rate parameters")?;
+    let important = pareto_upper_quantile(args.importance_shape, args.complete_share);
     let mut writer = parquet_out::Writer::create(path, schema::pages(), &[], args.row_group_rows)?;
     let chunk = 65_536u64;
     let mut done = 0;
@@ -145,13 +175,19 @@ fn write_shard(args: &GenArgs, hosts: u64, shard: u32, path: &Path) -> Result<()
             let host = host_name(rank);
             urls.push(format!("https://{host}/p/{id:010x}.html"));
             host_names.push(host);
-            mu.push(pareto.sample(&mut rng));
+            let importance = pareto.sample(&mut rng);
+            mu.push(importance);
             lambda.push(
                 lognormal
                     .sample(&mut rng)
                     .clamp(CHANGE_RATE_RANGE.0, CHANGE_RATE_RANGE.1),
             );
-            complete.push(rng.random_bool(args.complete_share));
+            // drawn in both modes, so that the modes differ only in this column
+            let coin = rng.random_bool(args.complete_share);
+            complete.push(match args.complete_by {
+                CompleteBy::Random => coin,
+                CompleteBy::Importance => importance > important,
+            });
         }
         let batch = RecordBatch::try_new(
             schema::pages(),

@@ -30,6 +30,7 @@ fn every_objective_runs_on_the_sample_and_equals_the_solver_core() {
         (Objective::BinaryFixed, 0.0, true),
         (Objective::BinaryDiscrete, 0.0, false),
         (Objective::HarmonicApprox, 0.0, false),
+        (Objective::BinaryBlind, 0.0, false),
         (Objective::Uniform, 0.0, false),
         (Objective::ChangeRate, 0.0, false),
         (Objective::Importance, 0.0, false),

@@ -15,17 +15,23 @@ const EMPTY_HARMONIC_AXIS: (f64, f64) = (0.1, 10.0);
 /// Dash and gap lengths of the non-polite curves, pixels.
 const DASH: (u32, u32) = (7, 5);
 
-/// One colour per policy, in the order of [`Objective::ALL`] (colour-blind safe, Okabe-Ito).
-const COLOURS: [RGBColor; 8] = [
+/// One colour per policy, in the order of [`Objective::ALL`] (colour-blind safe: Okabe-Ito, with
+/// grey and a dark purple where its yellow would vanish on white).
+const COLOURS: [RGBColor; 9] = [
     RGBColor(0, 114, 178),
     RGBColor(213, 94, 0),
     RGBColor(0, 158, 115),
     RGBColor(204, 121, 167),
     RGBColor(86, 180, 233),
+    RGBColor(117, 112, 179),
     RGBColor(230, 159, 0),
     RGBColor(120, 120, 120),
     RGBColor(0, 0, 0),
 ];
+const _: () = assert!(
+    COLOURS.len() == Objective::ALL.len(),
+    "one colour per policy"
+);
 
 /// Writes the sweep's plot to `path`: harmonic staleness per unit of importance (left, log scale)
 /// and the fresh share of time with Poisson crawls (right), against bandwidth per URL.

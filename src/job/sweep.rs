@@ -183,10 +183,13 @@ impl SweepSummary {
     }
 }
 
-/// The cost a policy is judged by: its own objective, J_h for the harmonic family and the baselines.
+/// The cost a policy is judged by: its own objective (J_b for the binary family, the paper's BLC
+/// included), J_h for the harmonic family and the proportional baselines.
 fn own_cost(p: &SweepPoint) -> Option<f64> {
     match p.policy {
-        Objective::Binary | Objective::BinaryDiscrete => Some(p.cost_binary),
+        Objective::Binary | Objective::BinaryDiscrete | Objective::BinaryBlind => {
+            Some(p.cost_binary)
+        }
         Objective::BinaryFixed => Some(p.cost_fixed_interval),
         _ => p.cost_harmonic,
     }

@@ -31,6 +31,9 @@ pub enum Objective {
     /// Harmonic staleness approximated by rates proportional to importance (NeurIPS'19 Prop. 9, LCA);
     /// pages with complete observations keep their exact harmonic response.
     HarmonicApprox,
+    /// Baseline: BLC as NeurIPS'19 §7 ran it, PNAS'18's binary optimum computed as if every page's
+    /// changes were seen only by crawling (blind to complete observations), valued on the true ones.
+    BinaryBlind,
     /// Baseline: the same rate for every page (UniformCrawl), shared by water-filling under caps.
     Uniform,
     /// Baseline: rates proportional to the change rate (ChangeRateCrawl), water-filled under caps.
@@ -41,12 +44,13 @@ pub enum Objective {
 
 impl Objective {
     /// Every objective, in the order of the command line's help.
-    pub const ALL: [Objective; 8] = [
+    pub const ALL: [Objective; 9] = [
         Objective::Harmonic,
         Objective::Binary,
         Objective::BinaryFixed,
         Objective::BinaryDiscrete,
         Objective::HarmonicApprox,
+        Objective::BinaryBlind,
         Objective::Uniform,
         Objective::ChangeRate,
         Objective::Importance,
@@ -60,6 +64,7 @@ impl Objective {
             Objective::BinaryFixed => "binary-fixed",
             Objective::BinaryDiscrete => "binary-discrete",
             Objective::HarmonicApprox => "harmonic-approx",
+            Objective::BinaryBlind => "binary-blind",
             Objective::Uniform => "uniform",
             Objective::ChangeRate => "change-rate",
             Objective::Importance => "importance",
@@ -120,9 +125,11 @@ impl Response {
     /// With complete observations a crawl right after each notified change makes the page fresh, so
     /// every binary variant's utility is the linear mu p of NeurIPS'19 eq. 13 (fixed intervals or time
     /// slots change nothing about that); LambdaCrawlApprox keeps LC-ComplObs for such pages, as the
-    /// paper's LLCA does. The baselines treat all pages alike, as in the paper's experiments.
+    /// paper's LLCA does. The baselines treat all pages alike, as in the paper's experiments; so does
+    /// `binary-blind`, the paper's BLC, which answers every page with the Poisson response.
     pub fn of(objective: Objective, complete_obs: bool) -> Self {
         match (objective, complete_obs) {
+            (Objective::BinaryBlind, _) => Response::BinaryPoisson,
             (Objective::Harmonic, false) => Response::HarmonicIncomplete,
             (Objective::Harmonic | Objective::HarmonicApprox, true) => Response::HarmonicComplete,
             (Objective::Binary, false) => Response::BinaryPoisson,
