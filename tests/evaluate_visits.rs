@@ -492,14 +492,15 @@ fn bad_visits_rows_are_counted_and_the_first_named() {
         .unwrap()
         .ends_with("night.parquet"));
 
-    // files that disagree on the horizon, or a --horizon-s against the files', are refused
+    // files that disagree on the horizon, or a --horizon-s against the files' (the default's
+    // value typed out included), are refused
     let other = tmp.path().join("other.parquet");
     write_visits(
         &other,
         &[(Some("http://a.example/x"), Some(1.0))],
         &[("revisit.horizon_s", "7200")],
     );
-    let cases: [(&[&str], &[&str]); 2] = [
+    let cases: [(&[&str], &[&str]); 3] = [
         (
             &[
                 "--visits",
@@ -511,6 +512,10 @@ fn bad_visits_rows_are_counted_and_the_first_named() {
         (
             &["--visits", visits.to_str().unwrap(), "--horizon-s", "60"],
             &["--horizon-s 60", "3600"],
+        ),
+        (
+            &["--visits", visits.to_str().unwrap(), "--horizon-s", "86400"],
+            &["--horizon-s 86400", "3600"],
         ),
     ];
     for (args, needles) in cases {

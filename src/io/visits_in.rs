@@ -99,17 +99,17 @@ fn open(path: &Path) -> Result<VisitsFile> {
 pub enum HorizonSource {
     /// Every file's `revisit.horizon_s` metadata.
     Metadata,
-    /// `--horizon-s` (no file declares one).
+    /// `--horizon-s`, or its default (no file declares one).
     Flag,
 }
 
 /// The horizon of the visits: what the files declare (all must agree, and files without the key
-/// are taken to share it), else `flag_s`. `flag_given` says whether the user chose `flag_s`
-/// (a choice that contradicts the files is an error, a default is not).
+/// are taken to share it), else `flag_s` (--horizon-s, if given; one that contradicts the files is
+/// an error), else `default_s`.
 pub fn horizon(
     files: &[VisitsFile],
-    flag_s: f64,
-    flag_given: bool,
+    flag_s: Option<f64>,
+    default_s: f64,
 ) -> Result<(f64, HorizonSource)> {
     let mut declared: Option<(f64, &Path)> = None;
     for f in files {
@@ -127,7 +127,7 @@ pub fn horizon(
     }
     match declared {
         Some((d, first)) => {
-            if flag_given && flag_s != d {
+            if let Some(flag_s) = flag_s.filter(|&f| f != d) {
                 bail!(
                     "--horizon-s {flag_s} contradicts the visits' horizon ({} says {HORIZON_KEY}={d}); drop --horizon-s or give {d}",
                     first.display()
@@ -135,10 +135,12 @@ pub fn horizon(
             }
             Ok((d, HorizonSource::Metadata))
         }
-        None if flag_s.is_finite() && flag_s > 0.0 => Ok((flag_s, HorizonSource::Flag)),
-        None => bail!(
-            "no visits file declares {HORIZON_KEY} and --horizon-s is not a positive number of seconds: give the horizon the timetable repeats over with --horizon-s"
-        ),
+        None => match flag_s.unwrap_or(default_s) {
+            f if f.is_finite() && f > 0.0 => Ok((f, HorizonSource::Flag)),
+            _ => bail!(
+                "no visits file declares {HORIZON_KEY} and --horizon-s is not a positive number of seconds: give the horizon the timetable repeats over with --horizon-s"
+            ),
+        },
     }
 }
 
@@ -245,19 +247,25 @@ mod tests {
         let day = 86_400.0;
         let files = [file("a", Some(3600.0)), file("b", None)];
         assert_eq!(
-            horizon(&files, day, false).unwrap(),
+            horizon(&files, None, day).unwrap(),
             (3600.0, HorizonSource::Metadata)
         );
-        // a horizon the user chose that matches is fine; one that contradicts is refused
-        assert!(horizon(&files, 3600.0, true).is_ok());
-        let e = format!("{:#}", horizon(&files, 60.0, true).unwrap_err());
-        assert!(e.contains("--horizon-s 60") && e.contains("3600"), "{e}");
+        // a horizon the user chose that matches is fine; one that contradicts is refused, even
+        // when it equals the default
+        assert!(horizon(&files, Some(3600.0), day).is_ok());
+        for chosen in [60.0, day] {
+            let e = format!("{:#}", horizon(&files, Some(chosen), day).unwrap_err());
+            assert!(
+                e.contains(&format!("--horizon-s {chosen}")) && e.contains("3600"),
+                "{e}"
+            );
+        }
         let e = format!(
             "{:#}",
             horizon(
                 &[file("a", Some(3600.0)), file("b", Some(7200.0))],
-                day,
-                false
+                None,
+                day
             )
             .unwrap_err()
         );
@@ -265,11 +273,15 @@ mod tests {
             e.contains("disagree") && e.contains('a') && e.contains('b'),
             "{e}"
         );
-        // no metadata: the flag (or its default)
+        // no metadata: the flag, else the default
         assert_eq!(
-            horizon(&[file("a", None)], day, false).unwrap(),
+            horizon(&[file("a", None)], None, day).unwrap(),
             (day, HorizonSource::Flag)
         );
-        assert!(horizon(&[file("a", None)], f64::NAN, true).is_err());
+        assert_eq!(
+            horizon(&[file("a", None)], Some(60.0), day).unwrap(),
+            (60.0, HorizonSource::Flag)
+        );
+        assert!(horizon(&[file("a", None)], Some(f64::NAN), day).is_err());
     }
 }

@@ -9,8 +9,8 @@ use crate::units::SECONDS_PER_DAY;
 
 /// Folder of the sample page set shipped in the repository (used when no input is given).
 pub const SAMPLE_PAGES: &str = "data/pages";
-/// `--horizon-s` when not given: one day. (`evaluate --visits` lets the files' horizon override
-/// this default, but not a horizon the user chose.)
+/// `--horizon-s` when not given: one day. (`evaluate --visits` takes the files' horizon instead,
+/// and refuses a `--horizon-s` that contradicts it.)
 pub const DEFAULT_HORIZON_S: f64 = 86_400.0;
 /// Hosts table of the sample.
 pub const SAMPLE_HOSTS: &str = "data/hosts.parquet";
@@ -35,9 +35,10 @@ pub struct PageArgs {
     /// host's cap is horizon / min_delay fetches per horizon.
     #[arg(long, default_value_t = 15.0, value_name = "SECONDS")]
     pub min_delay_s: f64,
-    /// Planning horizon in seconds (caps and budgets in the hosts table are per horizon).
-    #[arg(long, default_value_t = DEFAULT_HORIZON_S, value_name = "SECONDS")]
-    pub horizon_s: f64,
+    /// Planning horizon in seconds (caps and budgets in the hosts table are per horizon) [default:
+    /// 86400, one day; for `evaluate --visits`, the horizon the visits files declare].
+    #[arg(long, value_name = "SECONDS")]
+    pub horizon_s: Option<f64>,
     /// Read `importance` as the value w of finding a new version, so a page is worth w x change_rate
     /// per unit of freshness: with binary-fixed this is Frontera's objective sum f w (1 - e^(-lambda/f)).
     #[arg(long)]
@@ -63,6 +64,11 @@ impl PageArgs {
         }
     }
 
+    /// The planning horizon in seconds: --horizon-s, else one day.
+    pub fn horizon_s(&self) -> f64 {
+        self.horizon_s.unwrap_or(DEFAULT_HORIZON_S)
+    }
+
     /// Checks the numeric parameters before any work starts.
     pub fn validate(&self) -> anyhow::Result<()> {
         use anyhow::bail;
@@ -72,11 +78,9 @@ impl PageArgs {
                 self.min_delay_s
             );
         }
-        if !(self.horizon_s.is_finite() && self.horizon_s > 0.0) {
-            bail!(
-                "--horizon-s must be positive seconds, got {}",
-                self.horizon_s
-            );
+        let horizon_s = self.horizon_s();
+        if !(horizon_s.is_finite() && horizon_s > 0.0) {
+            bail!("--horizon-s must be positive seconds, got {horizon_s}");
         }
         Ok(())
     }

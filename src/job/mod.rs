@@ -58,11 +58,10 @@ pub fn run_evaluate(mut args: evaluate::EvaluateArgs) -> Result<Option<evaluate:
     // The visits' footers and horizon, once per process: a bad file or a horizon the files
     // disagree on fails before any worker starts.
     let files = crate::io::visits_in::open_all(&crate::io::inputs::expand(&args.visits)?)?;
-    let flag_given = args.pages.horizon_s != config::DEFAULT_HORIZON_S;
     let (horizon_s, horizon_source) =
-        crate::io::visits_in::horizon(&files, args.pages.horizon_s, flag_given)?;
+        crate::io::visits_in::horizon(&files, args.pages.horizon_s, config::DEFAULT_HORIZON_S)?;
     // The pages' caps and the timetable share the timetable's horizon.
-    args.pages.horizon_s = horizon_s;
+    args.pages.horizon_s = Some(horizon_s);
     let input = evaluate_visits::VisitsInput {
         files,
         horizon_s,

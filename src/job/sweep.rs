@@ -282,7 +282,7 @@ fn write_sweep(
         ("revisit.version".to_owned(), VERSION.to_owned()),
         (
             "revisit.horizon_s".to_owned(),
-            format!("{}", args.pages.horizon_s),
+            format!("{}", args.pages.horizon_s()),
         ),
         ("revisit.floor_eps".to_owned(), format!("{}", args.floor)),
         (

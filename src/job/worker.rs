@@ -124,7 +124,7 @@ pub fn run_worker(
     ));
 
     // Integer visits (with --timetable): every worker takes part in the rounds.
-    let horizon = Seconds(args.pages.horizon_s);
+    let horizon = Seconds(args.pages.horizon_s());
     let planned: Option<Planned> = if args.timetable {
         // the run's own objective where integer visits can pursue it (harmonic); else freshness
         let wanted = if args.objective == Objective::Harmonic {
@@ -406,7 +406,7 @@ pub fn run_worker(
         bandwidth_used: solution.bandwidth_used,
         bandwidth_unusable: unusable,
         bandwidth_relative_error: (solution.bandwidth_used - (bandwidth - unusable)) / bandwidth,
-        horizon_s: args.pages.horizon_s,
+        horizon_s: args.pages.horizon_s(),
         crawlers: args.crawlers,
         cost_harmonic: c.value.harmonic_cost(),
         cost_binary: c.value.binary_cost(),
@@ -551,7 +551,7 @@ fn file_metadata(args: &RunArgs, multiplier: f64, bandwidth: f64) -> Vec<(String
         ("revisit.bandwidth_per_day".into(), format!("{bandwidth}")),
         (
             "revisit.horizon_s".into(),
-            format!("{}", args.pages.horizon_s),
+            format!("{}", args.pages.horizon_s()),
         ),
         ("revisit.crawlers".into(), format!("{}", args.crawlers)),
         ("revisit.floor_eps".into(), format!("{}", args.floor)),
