@@ -50,6 +50,9 @@ pub struct TimetableSummary {
     /// Planned visits dropped because their crawler could not serve them within the horizon at its
     /// rate without breaking politeness (crawler capacity; with mp2 also its impolite plans).
     pub visits_dropped: u64,
+    /// Of those, visits their crawler had time for, but whose host, delayed behind other hosts'
+    /// fetches, could not take them politely before its first fetch of the next night.
+    pub visits_dropped_at_wrap: u64,
     /// Largest served share of one crawler's floor(rate x horizon) fetches.
     pub crawler_utilisation_max: f64,
     /// Largest delay of a fetch behind its host's planned time, seconds.
@@ -194,12 +197,14 @@ impl Summary {
                 }
             };
             s += &format!(
-                "  timetable ({}, integer visits for {}, {:.4} fetches/s per crawler): {} visits scheduled, {} dropped (no room in the horizon at this rate, politely), of {} planned (budget {}); max crawler utilisation {:.4}\n",
+                "  timetable ({}, integer visits for {}, {:.4} fetches/s per crawler): {} visits scheduled, {} dropped ({} for want of crawler time, {} by a host's politeness across the wrap-around), of {} planned (budget {}); max crawler utilisation {:.4}\n",
                 t.sequencing,
                 t.visits_objective,
                 t.crawler_rate_per_s,
                 t.visits_scheduled,
                 t.visits_dropped,
+                t.visits_dropped - t.visits_dropped_at_wrap,
+                t.visits_dropped_at_wrap,
                 t.visits_planned,
                 t.visits_budget,
                 t.crawler_utilisation_max

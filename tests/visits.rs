@@ -206,6 +206,7 @@ fn timetables_are_polite_paced_and_match_the_integer_visits() {
         );
         assert_eq!(fetches.len() as u64, scheduled);
         assert_eq!(scheduled + dropped, planned);
+        assert!(t["visits_dropped_at_wrap"].as_u64().unwrap() <= dropped);
         let counts = library_counts(&data, bandwidth);
         assert_eq!(counts.values().map(|&c| c as u64).sum::<u64>(), planned);
         let mut served: HashMap<&str, u32> = HashMap::new();
@@ -390,4 +391,33 @@ fn a_harmonic_run_plans_its_visits_for_the_harmonic_penalty_when_every_page_can_
     let out = tmp.path().join("short");
     run_ok(&["run", "--timetable", "-q", "--out", out.to_str().unwrap()]);
     assert_eq!(summary(&out)["timetable"]["visits_objective"], "staleness");
+}
+
+#[test]
+fn hosts_at_their_cap_keep_their_last_visit_of_the_night() {
+    // The sample at 2 visits per page: many hosts plan their full cap, with gaps of exactly their
+    // delay. A fast crawler (10 fetches/s) must serve all of them: a host that slipped behind
+    // another host's fetch by a fraction of a tick used to lose its last visit at the wrap-around.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    run_ok(&[
+        "run",
+        "--timetable",
+        "--bandwidth",
+        "40000",
+        "--crawler-rate",
+        "10",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let t = summary(&out)["timetable"].clone();
+    assert_eq!(t["visits_dropped"], 0, "{t}");
+    assert_eq!(t["visits_dropped_at_wrap"], 0);
+    assert_eq!(t["visits_scheduled"], t["visits_planned"]);
+    check_polite_and_paced(
+        &read_visits(&out),
+        &read_delays(std::path::Path::new("data")),
+        10.0,
+    );
 }

@@ -173,6 +173,9 @@ pub struct VisitTotals {
     pub scheduled: u64,
     /// Planned visits no crawler could serve within the horizon.
     pub dropped: u64,
+    /// Of those, visits their crawler had time for but not their host's politeness across the
+    /// wrap-around to the next night.
+    pub dropped_at_wrap: u64,
     /// Largest served share of a crawler's floor(c T) fetches.
     pub utilisation_max: f64,
     /// Largest delay of a fetch behind its host's plan, seconds.
@@ -185,6 +188,7 @@ impl Combine for VisitTotals {
     fn combine(&mut self, o: Self) {
         self.scheduled += o.scheduled;
         self.dropped += o.dropped;
+        self.dropped_at_wrap += o.dropped_at_wrap;
         self.utilisation_max = self.utilisation_max.max(o.utilisation_max);
         self.delay_max_s = self.delay_max_s.max(o.delay_max_s);
         self.staleness.merge(&o.staleness);
@@ -253,6 +257,7 @@ pub fn crawler_night(batches: Vec<VisitBatch>, p: &TimetableParams) -> CrawlerNi
         totals: VisitTotals {
             scheduled: night.scheduled(),
             dropped: night.dropped,
+            dropped_at_wrap: night.dropped_at_wrap,
             utilisation_max: night.utilisation,
             delay_max_s: night.max_delay_s,
             staleness,

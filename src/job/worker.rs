@@ -372,6 +372,7 @@ pub fn run_worker(
         visits_planned: p.visits.used,
         visits_scheduled: c.visits.scheduled,
         visits_dropped: c.visits.dropped,
+        visits_dropped_at_wrap: c.visits.dropped_at_wrap,
         crawler_utilisation_max: c.visits.utilisation_max,
         delay_max_s: c.visits.delay_max_s,
         multiplier: p.visits.multiplier,

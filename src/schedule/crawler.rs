@@ -13,12 +13,22 @@
 //! than planned, nor earlier than its host's previous fetch + P_h. Because the timetable repeats every
 //! horizon, a host's last fetch must also be at least P_h before its first fetch of the next night,
 //! and the crawler's last fetch 1/c before its first: a visit that cannot meet these before the
-//! horizon ends is dropped (and counted) rather than spilled into the next night.
+//! horizon ends is dropped (and counted, by cause) rather than spilled into the next night.
+//!
+//! Fetches take a crawler tick and are not preempted, so a visit taken at t can delay one that
+//! becomes free just after it. The crawler therefore idles (less than a tick) for a visit about to
+//! become free that has less slack than the one at hand and too little to absorb the tick: without
+//! this, a host at its cap slips by a fraction of a tick for good, and its last visit of the night
+//! no longer fits before the wrap-around.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::units::Seconds;
+
+/// Times are sums of f64 seconds (ticks of 1/c, delays P_h): a fetch this late for a deadline is
+/// rounding, not lateness (well inside the 1e-6 s to which the README promises politeness).
+const ROUNDING_S: f64 = 1e-7;
 
 /// One host as the crawler sees it: its planned visit times (sorted, in [0, T)) and its delay.
 #[derive(Clone, Copy, Debug)]
@@ -67,6 +77,9 @@ pub struct CrawlerTimetable {
     pub visit: Vec<u32>,
     /// Planned visits that could not be served within the horizon.
     pub dropped: u64,
+    /// Of those, visits the crawler had time for but not their host's politeness: served, they would
+    /// come less than P_h before the host's first fetch of the next night.
+    pub dropped_at_wrap: u64,
     /// Fetches served per fetch the crawler could make in the horizon (floor(c T)).
     pub utilisation: f64,
     /// Largest delay of a served visit behind its plan, seconds.
@@ -111,6 +124,7 @@ pub fn sequence_crawler(
             waiting.push(Reverse((key(t), h as u32)));
         }
     }
+    let mut scratch = Vec::new();
     let mut t = 0.0f64;
     loop {
         while let Some(&Reverse((ready, h))) = waiting.peek() {
@@ -121,7 +135,7 @@ pub fn sequence_crawler(
             let planned = hosts[h as usize].planned_s[next[h as usize]];
             free.push(Reverse((key(planned + spare[h as usize]), h)));
         }
-        let Some(Reverse((_, h))) = free.pop() else {
+        let Some(Reverse((slack, h))) = free.pop() else {
             match waiting.peek() {
                 Some(&Reverse((ready, _))) => {
                     t = t.max(f64::from_bits(ready));
@@ -130,16 +144,29 @@ pub fn sequence_crawler(
                 None => break,
             }
         };
+        if let Some(ready) = tighter_soon(
+            &mut waiting,
+            &mut scratch,
+            &next,
+            hosts,
+            &spare,
+            t + gap,
+            slack,
+        ) {
+            free.push(Reverse((slack, h)));
+            t = ready;
+            continue;
+        }
         let hi = h as usize;
         let host = hosts[hi];
-        let deadline = if first[hi].is_nan() {
-            crawler_end
-        } else {
-            crawler_end.min(first[hi] + horizon.0 - host.min_delay.0)
-        };
-        if t > deadline {
+        let wrap = first[hi] + horizon.0 - host.min_delay.0; // NaN before the first fetch
+        if t > crawler_end.min(wrap) + ROUNDING_S {
             // later visits of this host would be later still: drop them all
-            out.dropped += (host.planned_s.len() - next[hi]) as u64;
+            let left = (host.planned_s.len() - next[hi]) as u64;
+            out.dropped += left;
+            if t <= crawler_end + ROUNDING_S {
+                out.dropped_at_wrap += left;
+            }
             continue;
         }
         let j = next[hi];
@@ -162,4 +189,37 @@ pub fn sequence_crawler(
         0.0
     };
     out
+}
+
+/// The time a waiting host's next visit becomes free, if that is before `busy_until` (the end of a
+/// fetch started now), its slack (planned time + spare) ends before `busy_until` too (the fetch
+/// would push it past what it can absorb) and is less than `slack` (the visit at hand's).
+///
+/// Looks at the hosts ready before `busy_until` (about one per tick on a busy crawler) by popping
+/// them into `scratch` and pushing them back.
+fn tighter_soon(
+    waiting: &mut BinaryHeap<Reverse<(u64, u32)>>,
+    scratch: &mut Vec<Reverse<(u64, u32)>>,
+    next: &[usize],
+    hosts: &[CrawlerHost],
+    spare: &[f64],
+    busy_until: f64,
+    slack: u64,
+) -> Option<f64> {
+    let mut best: Option<(u64, f64)> = None;
+    while let Some(&Reverse((ready, w))) = waiting.peek() {
+        let ready = f64::from_bits(ready);
+        if ready >= busy_until {
+            break;
+        }
+        scratch.push(waiting.pop().expect("peeked"));
+        let wi = w as usize;
+        let end = hosts[wi].planned_s[next[wi]] + spare[wi];
+        let key = end.max(0.0).to_bits();
+        if end < busy_until && key < slack && best.is_none_or(|(b, _)| key < b) {
+            best = Some((key, ready));
+        }
+    }
+    waiting.extend(scratch.drain(..));
+    best.map(|(_, ready)| ready)
 }

@@ -178,6 +178,87 @@ fn the_crawler_is_polite_keeps_its_rate_and_never_serves_early() {
     }
 }
 
+/// One host: its planned times and delay, as the crawler sees them.
+fn crawler_host(planned_s: &[f64], p: Seconds) -> CrawlerHost<'_> {
+    CrawlerHost {
+        planned_s,
+        min_delay: p,
+    }
+}
+
+#[test]
+fn a_host_at_its_cap_alone_keeps_every_visit_whatever_its_phase() {
+    // Gaps of exactly P leave no slack: the served times are sums of ticks and delays, and their
+    // rounding must not push the night's last visit past the wrap-around.
+    let p = Seconds(300.0);
+    let cap = host_visit_cap(DAY, p);
+    assert_eq!(cap as f64 * p.0, DAY.0);
+    for k in 0..200 {
+        let phase = host_phase(k);
+        let t = host_timetable(&[cap], DAY, phase, Sequencing::Merge);
+        let c = sequence_crawler(&[crawler_host(&t.at_s, p)], 10.0, DAY);
+        assert_eq!((c.dropped, c.scheduled()), (0, cap as u64), "phase {phase}");
+        assert_eq!(politeness_violations(&c.at_s, DAY, p, EPS).0, 0);
+    }
+}
+
+#[test]
+fn the_crawler_idles_a_fraction_of_a_tick_rather_than_delay_a_host_at_its_cap() {
+    // A host at its cap (slots every 300 s from 100 s) and a host with slack whose visits fall
+    // half a tick before some of those slots: served first, each would delay the capped host by
+    // half a tick for the rest of the night, and its last visit would miss the wrap-around.
+    let (p, tick) = (Seconds(300.0), 0.1);
+    let capped: Vec<f64> = (0..host_visit_cap(DAY, p))
+        .map(|r| 100.0 + 300.0 * r as f64)
+        .collect();
+    let loose: Vec<f64> = (0..50)
+        .map(|r| 100.0 - tick / 2.0 + 1500.0 * r as f64)
+        .collect();
+    let hosts = [crawler_host(&capped, p), crawler_host(&loose, p)];
+    let c = sequence_crawler(&hosts, 1.0 / tick, DAY);
+    assert_eq!(c.dropped, 0);
+    assert_eq!(c.scheduled(), (capped.len() + loose.len()) as u64);
+    for (k, &at) in c.at_s.iter().enumerate() {
+        let planned = hosts[c.host[k] as usize].planned_s[c.visit[k] as usize];
+        match c.host[k] {
+            0 => assert_eq!(at, planned, "the capped host is never late"),
+            _ => assert!(at - planned <= 1.5 * tick + 1e-9, "{at} vs {planned}"),
+        }
+    }
+    assert!(c.at_s.windows(2).all(|w| w[1] - w[0] >= tick - 1e-9));
+}
+
+#[test]
+fn drops_at_the_wrap_are_told_from_drops_for_want_of_capacity() {
+    // Two hosts without slack on the same instants from the second slot on: the second slips a
+    // tick from there for the night (a tie goes to the first), and its last visit cannot be served
+    // politely before the next night's first. The crawler had time.
+    let p = Seconds(300.0);
+    let slots: Vec<f64> = (0..host_visit_cap(DAY, p))
+        .map(|r| 100.0 + 300.0 * r as f64)
+        .collect();
+    let c = sequence_crawler(
+        &[crawler_host(&slots[1..], p), crawler_host(&slots, p)],
+        10.0,
+        DAY,
+    );
+    assert_eq!((c.dropped, c.dropped_at_wrap), (1, 1));
+    // A crawler too slow for its hosts drops for want of capacity; the count at the wrap is a part
+    // of all drops.
+    let c = sequence_crawler(
+        &[crawler_host(&slots, p), crawler_host(&slots, p)],
+        1.0 / 400.0,
+        DAY,
+    );
+    assert!(c.dropped > 200, "{}", c.dropped);
+    assert!(
+        c.dropped_at_wrap < c.dropped,
+        "{} {}",
+        c.dropped_at_wrap,
+        c.dropped
+    );
+}
+
 #[test]
 fn the_crawler_repairs_mp2_into_a_polite_night() {
     let visits: Vec<u32> = (0..40).map(|i| 1 + i % 4).collect();
