@@ -63,10 +63,19 @@ pub struct TimetableSummary {
     pub rounds: u32,
     /// Importance-weighted mean staleness of the timetables as served, exact (Liu & Nain Lemma 3).
     pub staleness: f64,
-    /// Weak-Politeness lower bound: the integer visits evenly spaced (PUC-Rio Thm 1).
-    pub staleness_weak_politeness: f64,
+    /// With visits for staleness: the Weak-Politeness lower bound, the integer visits evenly spaced
+    /// (PUC-Rio Thm 1); None with visits for the harmonic penalty (no bound on staleness then).
+    pub staleness_weak_politeness: Option<f64>,
     /// The same bound without politeness caps (PUC-Rio's NonPolite).
-    pub staleness_non_polite: f64,
+    pub staleness_non_polite: Option<f64>,
+    /// Harmonic penalty of the timetables as served, sum mu E[H(N(t))] time-averaged, exact (the
+    /// scale of J_h, NeurIPS'19 eq. 1); None (infinite) when a changing page gets no fetch.
+    pub cost_harmonic: Option<f64>,
+    /// With visits for the harmonic penalty: its Weak-Politeness bound, the integer visits evenly
+    /// spaced (PUC-Rio Thm 1 holds for any penalty convex in the gap); else None.
+    pub cost_harmonic_weak_politeness: Option<f64>,
+    /// The same bound without politeness caps.
+    pub cost_harmonic_non_polite: Option<f64>,
 }
 
 /// Relative bandwidth error above which the terminal summary warns (the search aims at 1e-13).
@@ -189,12 +198,14 @@ impl Summary {
             );
         }
         if let Some(t) = &self.timetable {
-            let over = |b: f64| {
-                if b > 0.0 {
-                    100.0 * (t.staleness / b - 1.0)
-                } else {
-                    0.0
-                }
+            // the served timetable against a bound, in per cent
+            let over = |value: Option<f64>, bound: Option<f64>| match (value, bound) {
+                (Some(v), Some(b)) if b > 0.0 => format!("{:+.2}%", 100.0 * (v / b - 1.0)),
+                _ => "-".to_owned(),
+            };
+            let show = |x: Option<f64>, digits: usize| match x {
+                Some(x) => format!("{x:.digits$}"),
+                None => "inf".to_owned(),
             };
             s += &format!(
                 "  timetable ({}, integer visits for {}, {:.4} fetches/s per crawler): {} visits scheduled, {} dropped ({} for want of crawler time, {} by a host's politeness across the wrap-around), of {} planned (budget {}); max crawler utilisation {:.4}\n",
@@ -209,15 +220,29 @@ impl Summary {
                 t.visits_budget,
                 t.crawler_utilisation_max
             );
+            if t.cost_harmonic_weak_politeness.is_some() {
+                s += &format!(
+                    "    timetable harmonic cost {}, Weak-Politeness bound {} ({}), non-polite bound {} ({}); staleness {:.6}\n",
+                    show(t.cost_harmonic, 4),
+                    show(t.cost_harmonic_weak_politeness, 4),
+                    over(t.cost_harmonic, t.cost_harmonic_weak_politeness),
+                    show(t.cost_harmonic_non_polite, 4),
+                    over(t.cost_harmonic, t.cost_harmonic_non_polite),
+                    t.staleness,
+                );
+            } else {
+                s += &format!(
+                    "    timetable staleness {:.6}, Weak-Politeness bound {} ({}), non-polite bound {} ({})\n",
+                    t.staleness,
+                    show(t.staleness_weak_politeness, 6),
+                    over(Some(t.staleness), t.staleness_weak_politeness),
+                    show(t.staleness_non_polite, 6),
+                    over(Some(t.staleness), t.staleness_non_polite),
+                );
+            }
             s += &format!(
-                "    timetable staleness {:.6}, Weak-Politeness bound {:.6} ({:+.2}%), non-polite bound {:.6} ({:+.2}%); integer multiplier {:.6e} after {} rounds\n",
-                t.staleness,
-                t.staleness_weak_politeness,
-                over(t.staleness_weak_politeness),
-                t.staleness_non_polite,
-                over(t.staleness_non_polite),
-                t.multiplier,
-                t.rounds
+                "    integer multiplier {:.6e} after {} rounds\n",
+                t.multiplier, t.rounds
             );
         }
         s += &format!(

@@ -386,11 +386,52 @@ fn a_harmonic_run_plans_its_visits_for_the_harmonic_penalty_when_every_page_can_
     );
     assert!(stale(&binary) < stale(&harmonic));
 
+    // each summary judges its timetable by its plan's objective: the served cost (as evaluate
+    // values it) against the Weak-Politeness and non-polite bounds of that objective only
+    let t = &harmonic_summary["timetable"];
+    let served = t["cost_harmonic"].as_f64().unwrap();
+    assert!(
+        (served - jh(&harmonic)).abs() <= 1e-9 * served,
+        "{served} vs {}",
+        jh(&harmonic)
+    );
+    let (wp, np) = (
+        t["cost_harmonic_weak_politeness"].as_f64().unwrap(),
+        t["cost_harmonic_non_polite"].as_f64().unwrap(),
+    );
+    assert!(np <= wp && wp <= served, "{np} {wp} {served}");
+    assert!(t["staleness_weak_politeness"].is_null() && t["staleness_non_polite"].is_null());
+    let t = &binary_summary["timetable"];
+    let (wp, np) = (
+        t["staleness_weak_politeness"].as_f64().unwrap(),
+        t["staleness_non_polite"].as_f64().unwrap(),
+    );
+    assert!(np <= wp && wp <= stale(&binary), "{np} {wp}");
+    assert!(t["cost_harmonic_weak_politeness"].is_null());
+    assert!((t["cost_harmonic"].as_f64().unwrap() - jh(&binary)).abs() <= 1e-9 * jh(&binary));
+
     // the sample's own bandwidth (4,000 fetches for 20,000 pages) cannot visit every page: the
     // harmonic penalty is infinite whatever the plan, so freshness decides
     let out = tmp.path().join("short");
     run_ok(&["run", "--timetable", "-q", "--out", out.to_str().unwrap()]);
     assert_eq!(summary(&out)["timetable"]["visits_objective"], "staleness");
+    // nor can the sample's hosts table: its biggest hosts' Crawl-delays let a night visit fewer
+    // pages than they have, whatever the budget
+    let out = tmp.path().join("capped");
+    let hosts = read_delays(Path::new("data"));
+    assert!(!hosts.is_empty());
+    run_ok(&[
+        "run",
+        "--bandwidth",
+        "40000",
+        "--timetable",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let t = &summary(&out)["timetable"];
+    assert_eq!(t["visits_objective"], "staleness");
+    assert!(t["cost_harmonic"].is_null() && t["staleness_weak_politeness"].is_f64());
 }
 
 #[test]

@@ -14,9 +14,10 @@ use crate::schedule::crawler::{crawler_phases, sequence_crawler, CrawlerHost};
 use crate::schedule::evaluate::evaluate_page;
 use crate::schedule::timetable::{host_timetable, Sequencing};
 use crate::schedule::visits::{
-    host_visit_cap, integer_visits_from, periodic_staleness, visit_budget, FirstGains, Staleness,
-    VisitObjective, VisitProblem, Visits,
+    host_visit_cap, integer_visits_from, periodic_staleness, visit_budget, EvenlySpaced,
+    FirstGains, VisitObjective, VisitProblem, Visits,
 };
+use crate::solve::arena::Arena;
 use crate::solve::reduce::{AllReduce, Combine};
 use crate::units::Seconds;
 
@@ -24,23 +25,42 @@ use crate::units::Seconds;
 pub struct Planned {
     /// Integer visits of this worker's pages (PUC-Rio Phase 1).
     pub visits: Visits,
-    /// Weighted staleness of the integer visits as if evenly spaced: the Weak-Politeness bound.
-    pub weak_politeness: Staleness,
-    /// The same without host caps: the NonPolite bound.
-    pub non_polite: Staleness,
-    /// What the integer visits maximise (harmonic only when asked and the budget can visit every
-    /// changing page: below that every integer solution leaves one unvisited, at infinite harmonic
-    /// cost, and binary freshness is the only finite criterion).
+    /// The integer visits evenly spaced: the Weak-Politeness bound of `objective`.
+    pub weak_politeness: EvenlySpaced,
+    /// The best integer visits without host caps, evenly spaced: the NonPolite bound.
+    pub non_polite: EvenlySpaced,
+    /// What the integer visits maximise (harmonic only when asked and the budget and every host's
+    /// cap can visit each changing page: otherwise every polite integer solution leaves one
+    /// unvisited, at infinite harmonic cost, and binary freshness is the only finite criterion).
     pub objective: VisitObjective,
 }
 
-/// Pages that change, summed over workers.
+/// Pages that change, and how many of them their hosts' caps let a night visit, summed over workers.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-struct Changing(u64);
+struct Changing {
+    pages: u64,
+    visitable: u64,
+}
 
 impl Combine for Changing {
     fn combine(&mut self, other: Self) {
-        self.0 += other.0;
+        self.pages += other.pages;
+        self.visitable += other.visitable;
+    }
+}
+
+impl Changing {
+    fn of(arena: &Arena, caps: &[u32]) -> Self {
+        let mut c = Changing::default();
+        for (h, &cap) in caps.iter().enumerate() {
+            let pages = arena.change_rate[arena.host_pages(h)]
+                .iter()
+                .filter(|&&l| l > 0.0)
+                .count() as u64;
+            c.pages += pages;
+            c.visitable += pages.min(cap as u64);
+        }
+        c
     }
 }
 
@@ -68,10 +88,9 @@ pub fn plan<R: AllReduce>(
         })
         .collect();
     let budget = visit_budget(bandwidth_per_day, horizon);
-    let changing = reduce.all_reduce(Changing(
-        arena.change_rate.iter().filter(|&&l| l > 0.0).count() as u64,
-    ));
-    let objective = if wanted == VisitObjective::Harmonic && budget >= changing.0 {
+    let changing = reduce.all_reduce(Changing::of(arena, &caps));
+    let every_page = budget >= changing.pages && changing.visitable == changing.pages;
+    let objective = if wanted == VisitObjective::Harmonic && every_page {
         VisitObjective::Harmonic
     } else {
         VisitObjective::Staleness
@@ -85,7 +104,7 @@ pub fn plan<R: AllReduce>(
     };
     let first = FirstGains::of(&problem);
     let visits = integer_visits_from(&problem, budget, None, &first, reduce);
-    let weak_politeness = reduce.all_reduce(Staleness::of(arena, &visits.counts, horizon));
+    let weak_politeness = reduce.all_reduce(EvenlySpaced::of(arena, &visits.counts, horizon));
     let free = vec![u32::MAX; arena.hosts()];
     let loose = VisitProblem {
         caps: &free,
@@ -94,7 +113,7 @@ pub fn plan<R: AllReduce>(
     // without caps the capped hosts take more, so the price is higher: start from the polite one
     let np_counts =
         integer_visits_from(&loose, budget, Some(visits.multiplier), &first, reduce).counts;
-    let non_polite = reduce.all_reduce(Staleness::of(arena, &np_counts, horizon));
+    let non_polite = reduce.all_reduce(EvenlySpaced::of(arena, &np_counts, horizon));
     Planned {
         objective,
         visits,
@@ -182,6 +201,10 @@ pub struct VisitTotals {
     pub delay_max_s: f64,
     /// sum mu x exact staleness of the served times (visited pages; unvisited ones added apart).
     pub staleness: ExactSum,
+    /// sum mu x exact harmonic penalty of the served times, over the pages with a fetch or no change.
+    pub harmonic: ExactSum,
+    /// Pages that change, were planned a visit and got no fetch (all dropped): infinite penalty.
+    pub harmonic_starved: u64,
 }
 
 impl Combine for VisitTotals {
@@ -192,6 +215,8 @@ impl Combine for VisitTotals {
         self.utilisation_max = self.utilisation_max.max(o.utilisation_max);
         self.delay_max_s = self.delay_max_s.max(o.delay_max_s);
         self.staleness.merge(&o.staleness);
+        self.harmonic.merge(&o.harmonic);
+        self.harmonic_starved += o.harmonic_starved;
     }
 }
 
@@ -246,11 +271,17 @@ pub fn crawler_night(batches: Vec<VisitBatch>, p: &TimetableParams) -> CrawlerNi
         served[h][page as usize].push(night.at_s[k]);
         fetches.push((night.at_s[k], h as u32, page));
     }
-    let mut staleness = ExactSum::default();
+    let (mut staleness, mut harmonic, mut harmonic_starved) =
+        (ExactSum::default(), ExactSum::default(), 0);
     for (h, host) in hosts.iter().enumerate() {
         for (j, times) in served[h].iter().enumerate() {
             let v = evaluate_page(times, host.change_rate[j], p.horizon);
             staleness.add(host.importance[j] * v.stale);
+            if v.harmonic.is_finite() {
+                harmonic.add(host.importance[j] * v.harmonic);
+            } else {
+                harmonic_starved += 1;
+            }
         }
     }
     CrawlerNight {
@@ -261,6 +292,8 @@ pub fn crawler_night(batches: Vec<VisitBatch>, p: &TimetableParams) -> CrawlerNi
             utilisation_max: night.utilisation,
             delay_max_s: night.max_delay_s,
             staleness,
+            harmonic,
+            harmonic_starved,
         },
         hosts,
         fetches,

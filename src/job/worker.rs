@@ -134,12 +134,14 @@ pub fn run_worker(
         };
         let p = plan(&arranged, bandwidth, horizon, wanted, &mut reducer);
         say(format!(
-            "integer visits: {} of budget {} after {} rounds (multiplier {:.6e}); Weak-Politeness bound {:.6}",
+            "integer visits for {:?}: {} of budget {} after {} rounds (multiplier {:.6e}); evenly spaced: staleness {:.6}, harmonic cost {:.6e}",
+            p.objective,
             p.visits.used,
             p.visits.budget,
             p.visits.rounds,
             p.visits.multiplier,
-            p.weak_politeness.mean()
+            p.weak_politeness.mean(),
+            p.weak_politeness.harmonic_cost().unwrap_or(f64::INFINITY),
         ));
         Some(p)
     } else {
@@ -360,26 +362,37 @@ pub fn run_worker(
         }
         None => None,
     };
-    let timetable_summary = planned.as_ref().map(|p| TimetableSummary {
-        sequencing: sequencing_name(args.sequencing),
-        visits_objective: match p.objective {
-            VisitObjective::Harmonic => "harmonic",
-            VisitObjective::Staleness => "staleness",
+    let timetable_summary = planned.as_ref().map(|p| {
+        let for_staleness = p.objective == VisitObjective::Staleness;
+        TimetableSummary {
+            sequencing: sequencing_name(args.sequencing),
+            visits_objective: match p.objective {
+                VisitObjective::Harmonic => "harmonic",
+                VisitObjective::Staleness => "staleness",
+            }
+            .into(),
+            crawler_rate_per_s: timetable.crawler_rate,
+            visits_budget: p.visits.budget,
+            visits_planned: p.visits.used,
+            visits_scheduled: c.visits.scheduled,
+            visits_dropped: c.visits.dropped,
+            visits_dropped_at_wrap: c.visits.dropped_at_wrap,
+            crawler_utilisation_max: c.visits.utilisation_max,
+            delay_max_s: c.visits.delay_max_s,
+            multiplier: p.visits.multiplier,
+            rounds: p.visits.rounds,
+            staleness: c.visits.staleness.value() / p.weak_politeness.weight.value(),
+            staleness_weak_politeness: for_staleness.then(|| p.weak_politeness.mean()),
+            staleness_non_polite: for_staleness.then(|| p.non_polite.mean()),
+            // unvisited changing pages are starved in the plan, unserved ones in the timetable
+            cost_harmonic: (p.weak_politeness.starved == 0 && c.visits.harmonic_starved == 0)
+                .then(|| c.visits.harmonic.value()),
+            cost_harmonic_weak_politeness: p
+                .weak_politeness
+                .harmonic_cost()
+                .filter(|_| !for_staleness),
+            cost_harmonic_non_polite: p.non_polite.harmonic_cost().filter(|_| !for_staleness),
         }
-        .into(),
-        crawler_rate_per_s: timetable.crawler_rate,
-        visits_budget: p.visits.budget,
-        visits_planned: p.visits.used,
-        visits_scheduled: c.visits.scheduled,
-        visits_dropped: c.visits.dropped,
-        visits_dropped_at_wrap: c.visits.dropped_at_wrap,
-        crawler_utilisation_max: c.visits.utilisation_max,
-        delay_max_s: c.visits.delay_max_s,
-        multiplier: p.visits.multiplier,
-        rounds: p.visits.rounds,
-        staleness: c.visits.staleness.value() / p.weak_politeness.weight.value(),
-        staleness_weak_politeness: p.weak_politeness.mean(),
-        staleness_non_polite: p.non_polite.mean(),
     });
     if let Some(t) = &timetable_summary {
         if t.visits_scheduled + t.visits_dropped != t.visits_planned {

@@ -1002,32 +1002,48 @@ fn price_capped_host(seeded: &Seeded, h: usize, nu: f64) -> (f64, Vec<u32>) {
     (price, counts)
 }
 
-/// Weighted staleness sum_i mu_i S(x_i) and the weight sum_i mu_i of one worker's pages (exact
-/// partials): their ratio for the optimal counts is PUC-Rio's Weak-Politeness bound (Thm 1), and
-/// with no caps the NonPolite bound.
+/// The value of integer visits evenly spaced over the horizon, for one worker's pages (exact
+/// partials): weighted staleness sum_i mu_i S(x_i), harmonic penalty sum_i mu_i Hs(lambda_i T / x_i)
+/// and the weight sum_i mu_i.
+///
+/// Evenly spaced is the best a timetable can do with x_i visits (both penalties are convex in the
+/// gap), so for the counts optimal under the caps the ratio is PUC-Rio's Weak-Politeness bound
+/// (Thm 1) of the objective they were optimal for, and without caps the NonPolite bound.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Staleness {
+pub struct EvenlySpaced {
     /// sum_i mu_i S(x_i).
     pub weighted: ExactSum,
+    /// sum_i mu_i Hs(lambda_i T / x_i) over the pages with a visit or no change.
+    pub harmonic: ExactSum,
+    /// Pages that change and get no visit: their harmonic penalty is infinite.
+    pub starved: u64,
     /// sum_i mu_i.
     pub weight: ExactSum,
 }
 
-impl Combine for Staleness {
+impl Combine for EvenlySpaced {
     fn combine(&mut self, other: Self) {
         self.weighted.merge(&other.weighted);
+        self.harmonic.merge(&other.harmonic);
+        self.starved += other.starved;
         self.weight.merge(&other.weight);
     }
 }
 
-impl Staleness {
+impl EvenlySpaced {
     /// Of `counts` evenly spaced visits of each page of `arena` over `horizon`.
     pub fn of(arena: &Arena, counts: &[u32], horizon: Seconds) -> Self {
-        let mut s = Staleness::default();
+        let mut s = EvenlySpaced::default();
         for (i, &k) in counts.iter().enumerate() {
-            let mu = arena.importance[i];
+            let (mu, lambda) = (arena.importance[i], arena.change_rate[i]);
             s.weighted
-                .add(mu * periodic_staleness(arena.change_rate[i], horizon.days(), k));
+                .add(mu * periodic_staleness(lambda, horizon.days(), k));
+            if lambda > 0.0 && k == 0 {
+                s.starved += 1;
+            } else if lambda > 0.0 {
+                s.harmonic
+                    .add(mu * harmonic_share(lambda * horizon.days() / k as f64));
+            }
             s.weight.add(mu);
         }
         s
@@ -1036,5 +1052,10 @@ impl Staleness {
     /// The weighted mean staleness sum mu S / sum mu.
     pub fn mean(&self) -> f64 {
         self.weighted.value() / self.weight.value()
+    }
+
+    /// The harmonic penalty sum mu Hs (the scale of J_h), None when a changing page has no visit.
+    pub fn harmonic_cost(&self) -> Option<f64> {
+        (self.starved == 0).then(|| self.harmonic.value())
     }
 }
