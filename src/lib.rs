@@ -3,6 +3,7 @@
 //! Layers: [`objective`] and [`solve`] are the math (no timely, no files); [`io`] reads and writes
 //! Parquet; [`job`] is the dataflow that shards hosts over workers and drives the solver's rounds.
 
+pub mod estimate;
 pub mod exact_sum;
 pub mod gen;
 pub mod io;

@@ -43,6 +43,8 @@ enum Command {
     /// Monte Carlo check of a `run --timetable` output: Poisson changes against its visits tables,
     /// simulated staleness with a 95% confidence interval beside the exact value.
     Simulate(revisit::job::simulate::SimulateArgs),
+    /// Estimate every URL's change rate from its crawl history (NeurIPS'19 §5, eqs. 10 and 11).
+    Estimate(revisit::job::estimate::EstimateArgs),
     /// Write a synthetic, web-like page set (Parquet shards and a hosts table).
     Gen(GenArgs),
     /// How many crawlers should feed one indexer (Liu & Nain §1.2: M/M/1/K queue and an MDP).
@@ -108,6 +110,14 @@ fn main() -> ExitCode {
             })
         }
         Command::Simulate(args) => revisit::job::simulate::run(&args).and_then(|r| {
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&r)?);
+            } else {
+                print!("{}", r.human());
+            }
+            Ok(())
+        }),
+        Command::Estimate(args) => revisit::job::estimate::run(&args).and_then(|r| {
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&r)?);
             } else {

@@ -5,6 +5,7 @@
 pub mod baseline;
 pub mod columns;
 pub mod fetch_times;
+pub mod history;
 pub mod host_name;
 pub mod hosts;
 pub mod inputs;

@@ -5,6 +5,7 @@ pub mod arrange;
 pub mod channel;
 pub mod cluster;
 pub mod config;
+pub mod estimate;
 pub mod evaluate;
 pub mod evaluate_visits;
 mod flag_sort;

@@ -1,0 +1,173 @@
+//! Incomplete change observations: a crawl only tells whether the page changed at least once since
+//! the previous crawl. For intervals a_j between crawls, z_j = 1 if a change was seen, the
+//! log-likelihood is sum_{z=1} ln(1 - e^{-lambda a_j}) - lambda sum_{z=0} a_j, and its derivative
+//! vanishes where (NeurIPS'19 eq. 10, Cho & Garcia-Molina's estimator, the Frontera document)
+//!
+//!     sum_{z_j = 1} a_j / (e^{lambda a_j} - 1) = sum_{z_j = 0} a_j.
+//!
+//! The left side falls from +inf to 0 as lambda grows, so with one unchanged interval the root is
+//! unique; with none (every crawl saw a change) it is +inf, and with no changed interval 0. The paper
+//! smooths both away by adding one imaginary interval of each kind, of length 1/2 (its reference code
+//! then clips the estimate to [5e-4, 7] per day; we do not: the smoothed root is finite and positive).
+
+use super::SMOOTHING;
+
+/// What a URL's crawls saw: the lengths (days) of the intervals that ended in a seen change, and
+/// the total length of those that did not.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Intervals {
+    pub changed: Vec<f64>,
+    pub unchanged_days: f64,
+}
+
+impl Intervals {
+    /// The smoothed MLE, changes per day: eq. 10 with one imaginary changed and one imaginary
+    /// unchanged interval of half a day.
+    pub fn rate(&self) -> f64 {
+        let mut changed = Vec::with_capacity(self.changed.len() + 1);
+        changed.extend(self.changed.iter().copied().filter(|&a| a > 0.0));
+        changed.push(SMOOTHING);
+        mle(&changed, self.unchanged_days.max(0.0) + SMOOTHING)
+    }
+}
+
+/// The bracket on ln lambda: e^-700 to e^700, about f64's whole range.
+const LOG_RATE_RANGE: (f64, f64) = (-700.0, 700.0);
+
+/// The root lambda of sum_{a in changed} a / (e^{lambda a} - 1) = unchanged_days (both sides > 0),
+/// by Newton's method on ln lambda inside a bisection bracket, to the last bits.
+pub fn mle(changed: &[f64], unchanged_days: f64) -> f64 {
+    if changed.is_empty() {
+        return 0.0;
+    }
+    if unchanged_days <= 0.0 {
+        return f64::INFINITY;
+    }
+    // g(x) = ln(sum_changed a / expm1(a e^x)) - ln(unchanged): decreasing in x = ln lambda
+    let g = |x: f64| -> (f64, f64) {
+        let lambda = x.exp();
+        let (mut s, mut ds) = (0.0, 0.0);
+        for &a in changed {
+            let e = (a * lambda).exp_m1();
+            let term = a / e;
+            s += term;
+            // d/dlambda a / (e^{a lambda} - 1) = -a^2 e^{a lambda} / (e^{a lambda} - 1)^2
+            ds -= term * term * (e + 1.0);
+        }
+        // d/dx ln s = lambda s' / s
+        (s.ln() - unchanged_days.ln(), lambda * ds / s)
+    };
+    // Equal intervals a give lambda = ln(1 + k a / U) / a with k changed: a first guess.
+    let (k, a_mean) = (
+        changed.len() as f64,
+        changed.iter().sum::<f64>() / changed.len() as f64,
+    );
+    let mut x = ((k * a_mean / unchanged_days).ln_1p() / a_mean).ln();
+    let (mut lo, mut hi) = LOG_RATE_RANGE;
+    if !(lo..=hi).contains(&x) {
+        x = 0.0;
+    }
+    for _ in 0..200 {
+        let (v, dv) = g(x);
+        if v.is_nan() {
+            // e^{a lambda} overflowed (lambda far too large) or underflowed to 0: too far out
+            hi = x;
+            x = 0.5 * (lo + hi);
+            continue;
+        }
+        if v > 0.0 {
+            lo = x;
+        } else {
+            hi = x;
+        }
+        if v == 0.0 || hi - lo <= 4.0 * f64::EPSILON * x.abs().max(1.0) {
+            break;
+        }
+        let newton = x - v / dv;
+        let next = if newton.is_finite() && newton > lo && newton < hi {
+            newton
+        } else {
+            0.5 * (lo + hi)
+        };
+        if next == x {
+            break;
+        }
+        x = next;
+    }
+    x.exp()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The root by plain bisection on lambda itself (no logs, no derivative).
+    fn by_bisection(changed: &[f64], unchanged: f64) -> f64 {
+        let f = |l: f64| changed.iter().map(|&a| a / (a * l).exp_m1()).sum::<f64>() - unchanged;
+        let (mut lo, mut hi) = (1e-300f64, 1e300f64);
+        for _ in 0..5000 {
+            let mid = (lo * hi).sqrt();
+            if mid <= lo || mid >= hi {
+                break;
+            }
+            if f(mid) > 0.0 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        (lo * hi).sqrt()
+    }
+
+    #[test]
+    fn equal_intervals_give_the_closed_form() {
+        // Cho & Garcia-Molina / the Frontera document: lambda = ln(1 + |U| / |S|) / I
+        for (changed, same, interval) in [
+            (1usize, 1usize, 1.0),
+            (3, 95, 1.0),
+            (90, 8, 1.0),
+            (5, 5, 0.25),
+            (1, 1000, 7.0),
+        ] {
+            let want = (changed as f64 / same as f64).ln_1p() / interval;
+            let got = mle(&vec![interval; changed], same as f64 * interval);
+            assert!(
+                ((got - want) / want).abs() < 1e-14,
+                "{changed} {same} {interval}: {got} vs {want}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_smoothing_keeps_the_extremes_finite() {
+        let all_changed = Intervals {
+            changed: vec![1.0; 98],
+            unchanged_days: 0.0,
+        };
+        let none_changed = Intervals {
+            changed: vec![],
+            unchanged_days: 98.0,
+        };
+        let (a, b) = (all_changed.rate(), none_changed.rate());
+        assert!(a.is_finite() && a > 1.0, "{a}");
+        assert!(b > 0.0 && b < 0.02, "{b}");
+        // no history at all: one changed and one unchanged half day, ln 2 / 0.5
+        let prior = Intervals::default().rate();
+        assert!((prior - 2f64.ln() / SMOOTHING).abs() < 1e-15, "{prior}");
+        assert_eq!(mle(&[], 1.0), 0.0);
+        assert_eq!(mle(&[1.0], 0.0), f64::INFINITY);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+        #[test]
+        fn newton_agrees_with_bisection(
+            changed in prop::collection::vec(1e-4f64..1e3, 1..30),
+            unchanged in 1e-4f64..1e4,
+        ) {
+            let (got, want) = (mle(&changed, unchanged), by_bisection(&changed, unchanged));
+            prop_assert!(((got - want) / want).abs() < 1e-10, "{} vs {}", got, want);
+        }
+    }
+}
