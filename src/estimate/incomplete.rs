@@ -3,7 +3,9 @@
 //! log-likelihood is sum_{z=1} ln(1 - e^{-lambda a_j}) - lambda sum_{z=0} a_j, and its derivative
 //! vanishes where (NeurIPS'19 eq. 10, Cho & Garcia-Molina's estimator, the Frontera document)
 //!
-//!     sum_{z_j = 1} a_j / (e^{lambda a_j} - 1) = sum_{z_j = 0} a_j.
+//! ```text
+//! sum_{z_j = 1} a_j / (e^{lambda a_j} - 1) = sum_{z_j = 0} a_j.
+//! ```
 //!
 //! The left side falls from +inf to 0 as lambda grows, so with one unchanged interval the root is
 //! unique; with none (every crawl saw a change) it is +inf, and with no changed interval 0. The paper

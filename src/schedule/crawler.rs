@@ -13,7 +13,9 @@
 //! than planned, nor earlier than its host's previous fetch + P_h. Because the timetable repeats every
 //! horizon, a host's last fetch must also be at least P_h before its first fetch of the next night,
 //! and the crawler's last fetch 1/c before its first: a visit that cannot meet these before the
-//! horizon ends is dropped (and counted, by cause) rather than spilled into the next night.
+//! horizon ends is dropped (and counted, by cause) rather than spilled into the next night. The
+//! horizon's end is the sweep's: it starts at the crawler's quiet point of the cycle
+//! ([`quiet_start`]), so a backlog built up late in the horizon drains in its early hours.
 //!
 //! Fetches take a crawler tick and are not preempted, so a visit taken at t can delay one that
 //! becomes free just after it. The crawler therefore idles (less than a tick) for a visit about to
@@ -80,6 +82,10 @@ pub struct CrawlerTimetable {
     /// Of those, visits the crawler had time for but not their host's politeness: served, they would
     /// come less than P_h before the host's first fetch of the next night.
     pub dropped_at_wrap: u64,
+    /// Visits served after the horizon's end, in the early hours of the next repetition (the
+    /// sweep starts at its quiet point, so a late backlog drains there): fetch times before their
+    /// planned time.
+    pub served_round_the_cycle: u64,
     /// Fetches served per fetch the crawler could make in the horizon (floor(c T)).
     pub utilisation: f64,
     /// Largest delay of a served visit behind its plan, seconds.
@@ -94,7 +100,102 @@ impl CrawlerTimetable {
 }
 
 /// Serves `hosts`' planned visits with one crawler fetching at most `rate_per_s` pages per second.
+///
+/// The night is a cycle, so the sweep may start anywhere: it starts at [`quiet_start`], where a
+/// crawler that had been serving these visits night after night would have nothing left to do, so
+/// that a backlog built up late in the cycle drains in its early hours instead of being dropped.
 pub fn sequence_crawler(
+    hosts: &[CrawlerHost],
+    rate_per_s: f64,
+    horizon: Seconds,
+) -> CrawlerTimetable {
+    let gap = 1.0 / rate_per_s;
+    let start = if gap.is_finite() && gap > 0.0 && horizon.0 > 0.0 {
+        quiet_start(hosts, gap, horizon.0)
+    } else {
+        0.0
+    };
+    if start == 0.0 {
+        return sweep_night(hosts, rate_per_s, horizon);
+    }
+    // the hosts' plans seen from `start`: each rotated so that its visits from `start` come first
+    let t = horizon.0;
+    let firsts: Vec<usize> = hosts
+        .iter()
+        .map(|h| h.planned_s.partition_point(|&p| p < start))
+        .collect();
+    let rotated: Vec<Vec<f64>> = hosts
+        .iter()
+        .zip(&firsts)
+        .map(|(h, &r)| {
+            let (before, after) = h.planned_s.split_at(r);
+            after
+                .iter()
+                .map(|&p| p - start)
+                .chain(before.iter().map(|&p| p + t - start))
+                .collect()
+        })
+        .collect();
+    let seen: Vec<CrawlerHost> = hosts
+        .iter()
+        .zip(&rotated)
+        .map(|(h, planned_s)| CrawlerHost {
+            planned_s,
+            min_delay: h.min_delay,
+        })
+        .collect();
+    let mut out = sweep_night(&seen, rate_per_s, horizon);
+    // back to the horizon's clock, in time order
+    let mut fetches: Vec<(f64, u32, u32)> = (0..out.at_s.len())
+        .map(|k| {
+            let (h, j) = (out.host[k], out.visit[k] as usize);
+            let len = hosts[h as usize].planned_s.len();
+            let at = (out.at_s[k] + start).rem_euclid(t);
+            (at, h, ((j + firsts[h as usize]) % len) as u32)
+        })
+        .collect();
+    out.served_round_the_cycle = fetches
+        .iter()
+        .filter(|&&(at, h, j)| at < hosts[h as usize].planned_s[j as usize])
+        .count() as u64;
+    fetches.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    out.at_s = fetches.iter().map(|f| f.0).collect();
+    out.host = fetches.iter().map(|f| f.1).collect();
+    out.visit = fetches.iter().map(|f| f.2).collect();
+    out
+}
+
+/// Where a crawler serving `hosts`' plans every night would have been idle longest just before a
+/// planned visit: the workload (seconds of fetching owed) of a queue fed one tick per planned visit
+/// and drained at one second per second, run for two laps of the cycle so that the second lap is in
+/// its steady state. 0 when the queue never empties (more visits than ticks) or nothing is planned.
+pub fn quiet_start(hosts: &[CrawlerHost], gap_s: f64, horizon_s: f64) -> f64 {
+    let mut planned: Vec<f64> = hosts
+        .iter()
+        .flat_map(|h| h.planned_s.iter().copied())
+        .collect();
+    if planned.is_empty() {
+        return 0.0;
+    }
+    planned.sort_by(f64::total_cmp);
+    let (mut owed, mut previous) = (0.0f64, planned[0]);
+    let mut best: Option<(f64, f64)> = None; // (idle seconds before the visit, its time)
+    for lap in 0..2 {
+        for &p in &planned {
+            let at = p + lap as f64 * horizon_s;
+            let idle = (at - previous) - owed;
+            owed = (-idle).max(0.0) + gap_s;
+            previous = at;
+            if lap == 1 && idle > 0.0 && best.is_none_or(|(b, _)| idle > b) {
+                best = Some((idle, p));
+            }
+        }
+    }
+    best.map_or(0.0, |(_, p)| p)
+}
+
+/// One lap of the night from time 0: the sweep [`sequence_crawler`] runs from its quiet start.
+pub(crate) fn sweep_night(
     hosts: &[CrawlerHost],
     rate_per_s: f64,
     horizon: Seconds,

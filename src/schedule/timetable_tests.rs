@@ -3,7 +3,7 @@
 use proptest::prelude::*;
 use rand::SeedableRng;
 
-use super::crawler::{crawler_phases, sequence_crawler, CrawlerHost};
+use super::crawler::{crawler_phases, sequence_crawler, sweep_night, CrawlerHost};
 use super::evaluate::evaluate_page;
 use super::simulate::simulate_page;
 use super::timetable::*;
@@ -147,6 +147,7 @@ fn the_crawler_is_polite_keeps_its_rate_and_never_serves_early() {
                 >= 1.0 / rate - 1e-9
         );
         assert!(c.scheduled() as f64 <= (rate * DAY.0).floor());
+        let mut served_early = 0;
         for (h, t) in tables.iter().enumerate() {
             let mine: Vec<f64> = (0..c.at_s.len())
                 .filter(|&k| c.host[k] as usize == h)
@@ -154,13 +155,14 @@ fn the_crawler_is_polite_keeps_its_rate_and_never_serves_early() {
                 .collect();
             let (bad, shortest) = politeness_violations(&mine, DAY, p, EPS);
             assert_eq!(bad, 0, "host {h} at rate {rate}: {shortest}");
-            for k in (0..c.at_s.len()).filter(|&k| c.host[k] as usize == h) {
-                assert!(
-                    c.at_s[k] >= t.at_s[c.visit[k] as usize],
-                    "served before its plan"
-                );
-            }
+            // only visits served round the cycle (in the next night) come before their plan
+            let early = (0..c.at_s.len())
+                .filter(|&k| c.host[k] as usize == h && c.at_s[k] < t.at_s[c.visit[k] as usize])
+                .count() as u64;
+            assert!(early <= c.served_round_the_cycle, "served before its plan");
+            served_early += early;
         }
+        assert_eq!(served_early, c.served_round_the_cycle);
         // 30 hosts x 1440 visits = 0.5 per second: the slower crawlers must drop, the fast one not
         if rate < 0.5 {
             assert!(
@@ -230,19 +232,19 @@ fn the_crawler_idles_a_fraction_of_a_tick_rather_than_delay_a_host_at_its_cap() 
 
 #[test]
 fn drops_at_the_wrap_are_told_from_drops_for_want_of_capacity() {
-    // Two hosts without slack on the same instants from the second slot on: the second slips a
-    // tick from there for the night (a tie goes to the first), and its last visit cannot be served
-    // politely before the next night's first. The crawler had time.
+    // Two hosts without slack on the same instants from the second slot on, swept from the
+    // horizon's start (sequence_crawler's quiet start would begin at a shared slot and shift the
+    // second host's whole night instead): the second slips a tick from its second visit on (a tie
+    // goes to the first), and its last visit cannot be served politely before the next night's
+    // first. The crawler had time.
     let p = Seconds(300.0);
     let slots: Vec<f64> = (0..host_visit_cap(DAY, p))
         .map(|r| 100.0 + 300.0 * r as f64)
         .collect();
-    let c = sequence_crawler(
-        &[crawler_host(&slots[1..], p), crawler_host(&slots, p)],
-        10.0,
-        DAY,
-    );
+    let pair = [crawler_host(&slots[1..], p), crawler_host(&slots, p)];
+    let c = sweep_night(&pair, 10.0, DAY);
     assert_eq!((c.dropped, c.dropped_at_wrap), (1, 1));
+    assert_eq!(sequence_crawler(&pair, 10.0, DAY).dropped, 0);
     // A crawler too slow for its hosts drops for want of capacity; the count at the wrap is a part
     // of all drops.
     let c = sequence_crawler(
@@ -257,6 +259,38 @@ fn drops_at_the_wrap_are_told_from_drops_for_want_of_capacity() {
         c.dropped_at_wrap,
         c.dropped
     );
+}
+
+#[test]
+fn a_late_backlog_drains_in_the_next_night_s_early_hours() {
+    // 30 hosts each planning one visit 100 s before the horizon ends, a crawler fetching every 10 s:
+    // 10 fit before the end (T - 100 to T - 10), the other 20 drain in the next night's first
+    // 200 s: the sweep starts where the crawler is idle in steady state, T - 100 here.
+    let (p, tick) = (Seconds(60.0), 10.0);
+    let planned = [DAY.0 - 100.0];
+    let hosts: Vec<CrawlerHost> = (0..30).map(|_| crawler_host(&planned, p)).collect();
+    let c = sequence_crawler(&hosts, 1.0 / tick, DAY);
+    assert_eq!(
+        (c.scheduled(), c.dropped, c.served_round_the_cycle),
+        (30, 0, 20)
+    );
+    let cyclic: Vec<f64> = c.at_s.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(cyclic.iter().all(|&g| g >= tick - 1e-9), "{cyclic:?}");
+    assert!(c.at_s[0] + DAY.0 - c.at_s[29] >= tick - 1e-9);
+    assert!(c.at_s.iter().filter(|&&a| a < planned[0]).count() == 20);
+    // the backlog is late by at most its length, going round
+    assert!(c.max_delay_s <= 100.0 + 30.0 * tick, "{}", c.max_delay_s);
+    // a host already visited near the start of the cycle keeps its delay: its visit waits
+    let early = [30.0, DAY.0 - 100.0];
+    let mut hosts: Vec<CrawlerHost> = (0..29).map(|_| crawler_host(&planned, p)).collect();
+    hosts.push(crawler_host(&early, p));
+    let c = sequence_crawler(&hosts, 1.0 / tick, DAY);
+    assert_eq!(c.dropped, 0);
+    let mine: Vec<f64> = (0..c.at_s.len())
+        .filter(|&k| c.host[k] == 29)
+        .map(|k| c.at_s[k])
+        .collect();
+    assert_eq!(politeness_violations(&mine, DAY, p, EPS).0, 0, "{mine:?}");
 }
 
 #[test]
