@@ -90,7 +90,7 @@ fn puc_rio(pages: usize, seed: u64) {
         objective: VisitObjective::Staleness,
     };
     let visits = integer_visits(&problem, budget, &mut Alone);
-    let wp = EvenlySpaced::of(&arena, &visits.counts, horizon).mean();
+    let wp = EvenlySpaced::of(&arena, &visits.counts, horizon, VisitObjective::Staleness).mean();
     println!(
         "  integer visits: {} used of {budget}, {} rounds, {} capped servers, {:.2} s",
         visits.used,
@@ -104,7 +104,13 @@ fn puc_rio(pages: usize, seed: u64) {
         ..problem
     };
     let np_visits = integer_visits(&np_problem, budget, &mut Alone);
-    let np = EvenlySpaced::of(&arena, &np_visits.counts, horizon).mean();
+    let np = EvenlySpaced::of(
+        &arena,
+        &np_visits.counts,
+        horizon,
+        VisitObjective::Staleness,
+    )
+    .mean();
     println!("  bounds: Weak-Politeness {wp:.5}, NonPolite {np:.5}");
 
     let loads: Vec<(u64, f64)> = host_keys

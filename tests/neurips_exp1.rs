@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::{Array, BooleanArray, RecordBatch};
+use arrow_array::{BooleanArray, RecordBatch};
 use common::*;
 
 const URLS: u64 = 20_000;

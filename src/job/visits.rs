@@ -104,7 +104,8 @@ pub fn plan<R: AllReduce>(
     };
     let first = FirstGains::of(&problem);
     let visits = integer_visits_from(&problem, budget, None, &first, reduce);
-    let weak_politeness = reduce.all_reduce(EvenlySpaced::of(arena, &visits.counts, horizon));
+    let weak_politeness =
+        reduce.all_reduce(EvenlySpaced::of(arena, &visits.counts, horizon, objective));
     let free = vec![u32::MAX; arena.hosts()];
     let loose = VisitProblem {
         caps: &free,
@@ -113,7 +114,7 @@ pub fn plan<R: AllReduce>(
     // without caps the capped hosts take more, so the price is higher: start from the polite one
     let np_counts =
         integer_visits_from(&loose, budget, Some(visits.multiplier), &first, reduce).counts;
-    let non_polite = reduce.all_reduce(EvenlySpaced::of(arena, &np_counts, horizon));
+    let non_polite = reduce.all_reduce(EvenlySpaced::of(arena, &np_counts, horizon, objective));
     Planned {
         objective,
         visits,

@@ -7,7 +7,7 @@ use super::crawler::{crawler_phases, sequence_crawler, sweep_night, CrawlerHost}
 use super::evaluate::evaluate_page;
 use super::simulate::simulate_page;
 use super::timetable::*;
-use super::visits::{host_visit_cap, periodic_staleness};
+use super::visits::{host_visit_cap, periodic_staleness, EvenlySpaced, VisitObjective};
 use crate::units::Seconds;
 
 const DAY: Seconds = Seconds(86_400.0);
@@ -384,7 +384,7 @@ fn polite_timetables_stay_above_the_weak_politeness_bound_and_close_to_it() {
         budget,
         &mut Alone,
     );
-    let wp = EvenlySpaced::of(&arena, &v.counts, DAY).mean();
+    let wp = EvenlySpaced::of(&arena, &v.counts, DAY, VisitObjective::Staleness).mean();
     let loads: Vec<(u64, f64)> = (0..arena.hosts())
         .map(|h| (h as u64, v.host_visits[h] as f64))
         .collect();
@@ -454,4 +454,42 @@ fn polite_timetables_stay_above_the_weak_politeness_bound_and_close_to_it() {
             assert!(inf <= 1.02 * wp, "MERGE {inf} vs WP {wp}");
         }
     }
+}
+
+#[test]
+fn evenly_spaced_values_equal_the_exact_value_of_evenly_spaced_times() {
+    // EvenlySpaced's closed forms (one gap T / k per visit) against evaluate_page summing the
+    // same times' gaps one by one; a changing page without a visit makes the harmonic cost infinite.
+    use crate::objective::Response;
+    use crate::solve::arena::Arena;
+    let pages = [
+        (2.0, 0.3, 1u32),
+        (0.5, 4.0, 7),
+        (1.0, 1e-3, 2),
+        (3.0, 0.0, 0),
+    ];
+    let mut arena = Arena::new();
+    arena.push_host(
+        f64::INFINITY,
+        pages.map(|(mu, lambda, _)| (mu, lambda, Response::BinaryPoisson)),
+    );
+    let counts: Vec<u32> = pages.iter().map(|p| p.2).collect();
+    let v = EvenlySpaced::of(&arena, &counts, DAY, VisitObjective::Harmonic);
+    let (mut stale, mut harmonic, mut weight) = (0.0, 0.0, 0.0);
+    for &(mu, lambda, k) in &pages {
+        let times: Vec<f64> = (0..k).map(|r| r as f64 * DAY.0 / k as f64).collect();
+        let e = evaluate_page(&times, lambda, DAY);
+        stale += mu * e.stale;
+        harmonic += mu * e.harmonic;
+        weight += mu;
+    }
+    assert!((v.mean() - stale / weight).abs() < 1e-13);
+    let h = v.harmonic_cost().unwrap();
+    assert!((h - harmonic).abs() < 1e-12 * harmonic, "{h} vs {harmonic}");
+    assert_eq!(
+        EvenlySpaced::of(&arena, &counts, DAY, VisitObjective::Staleness).harmonic_cost(),
+        None
+    );
+    let starved = EvenlySpaced::of(&arena, &[0, 7, 2, 0], DAY, VisitObjective::Harmonic);
+    assert_eq!((starved.starved, starved.harmonic_cost()), (1, None));
 }

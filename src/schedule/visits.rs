@@ -1017,6 +1017,8 @@ pub struct EvenlySpaced {
     pub harmonic: ExactSum,
     /// Pages that change and get no visit: their harmonic penalty is infinite.
     pub starved: u64,
+    /// Whether the harmonic penalty was summed (it costs an exponential integral per page).
+    pub with_harmonic: bool,
     /// sum_i mu_i.
     pub weight: ExactSum,
 }
@@ -1026,21 +1028,27 @@ impl Combine for EvenlySpaced {
         self.weighted.merge(&other.weighted);
         self.harmonic.merge(&other.harmonic);
         self.starved += other.starved;
+        self.with_harmonic &= other.with_harmonic;
         self.weight.merge(&other.weight);
     }
 }
 
 impl EvenlySpaced {
-    /// Of `counts` evenly spaced visits of each page of `arena` over `horizon`.
-    pub fn of(arena: &Arena, counts: &[u32], horizon: Seconds) -> Self {
-        let mut s = EvenlySpaced::default();
+    /// Of `counts` evenly spaced visits of each page of `arena` over `horizon`: the staleness, and
+    /// the harmonic penalty too if `objective` is harmonic.
+    pub fn of(arena: &Arena, counts: &[u32], horizon: Seconds, objective: VisitObjective) -> Self {
+        let with_harmonic = objective == VisitObjective::Harmonic;
+        let mut s = EvenlySpaced {
+            with_harmonic,
+            ..EvenlySpaced::default()
+        };
         for (i, &k) in counts.iter().enumerate() {
             let (mu, lambda) = (arena.importance[i], arena.change_rate[i]);
             s.weighted
                 .add(mu * periodic_staleness(lambda, horizon.days(), k));
             if lambda > 0.0 && k == 0 {
                 s.starved += 1;
-            } else if lambda > 0.0 {
+            } else if lambda > 0.0 && with_harmonic {
                 s.harmonic
                     .add(mu * harmonic_share(lambda * horizon.days() / k as f64));
             }
@@ -1054,8 +1062,9 @@ impl EvenlySpaced {
         self.weighted.value() / self.weight.value()
     }
 
-    /// The harmonic penalty sum mu Hs (the scale of J_h), None when a changing page has no visit.
+    /// The harmonic penalty sum mu Hs (the scale of J_h), None when a changing page has no visit
+    /// or it was not summed.
     pub fn harmonic_cost(&self) -> Option<f64> {
-        (self.starved == 0).then(|| self.harmonic.value())
+        (self.with_harmonic && self.starved == 0).then(|| self.harmonic.value())
     }
 }

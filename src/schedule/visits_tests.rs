@@ -101,7 +101,7 @@ proptest! {
         prop_assert_eq!(used, g.iter().map(|&x| x as u64).sum::<u64>(), "budget use differs");
         // optimal: the same gains taken, so the same objective
         prop_assert_eq!(taken_gains(&arena, &v.counts, DAY), taken_gains(&arena, &g, DAY));
-        let (sv, sg) = (EvenlySpaced::of(&arena, &v.counts, DAY).mean(), EvenlySpaced::of(&arena, &g, DAY).mean());
+        let (sv, sg) = (EvenlySpaced::of(&arena, &v.counts, DAY, VisitObjective::Staleness).mean(), EvenlySpaced::of(&arena, &g, DAY, VisitObjective::Staleness).mean());
         prop_assert!((sv - sg).abs() <= 1e-12, "{sv} vs {sg}");
     }
 }
@@ -226,7 +226,7 @@ fn the_weak_politeness_bound_lies_above_the_non_polite_bound() {
             objective: VisitObjective::Staleness,
         };
         let v = integer_visits(&p, budget, &mut Alone);
-        EvenlySpaced::of(&arena, &v.counts, DAY).mean()
+        EvenlySpaced::of(&arena, &v.counts, DAY, VisitObjective::Staleness).mean()
     };
     let (wp, np) = (bound(&polite), bound(&free));
     assert!(wp > np * 1.05, "wp {wp} np {np}");
