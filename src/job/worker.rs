@@ -133,15 +133,18 @@ pub fn run_worker(
             VisitObjective::Staleness
         };
         let p = plan(&arranged, bandwidth, horizon, wanted, &mut reducer);
+        let bound = match (p.objective, p.weak_politeness.harmonic_cost()) {
+            (VisitObjective::Harmonic, Some(h)) => format!("harmonic cost {h:.6e}"),
+            (VisitObjective::Harmonic, None) => "harmonic cost inf".to_owned(),
+            (VisitObjective::Staleness, _) => format!("staleness {:.6}", p.weak_politeness.mean()),
+        };
         say(format!(
-            "integer visits for {:?}: {} of budget {} after {} rounds (multiplier {:.6e}); evenly spaced: staleness {:.6}, harmonic cost {:.6e}",
+            "integer visits for {:?}: {} of budget {} after {} rounds (multiplier {:.6e}); Weak-Politeness bound: {bound}",
             p.objective,
             p.visits.used,
             p.visits.budget,
             p.visits.rounds,
             p.visits.multiplier,
-            p.weak_politeness.mean(),
-            p.weak_politeness.harmonic_cost().unwrap_or(f64::INFINITY),
         ));
         Some(p)
     } else {
