@@ -271,6 +271,18 @@ fn a_window_uses_the_last_days_only_and_bad_rows_are_named() {
     assert!((all_rate - incomplete_by_bisection(38.0, 60.0)).abs() < 1e-9 * all_rate);
     assert!(all_rate < rate);
 
+    // a window that ends before the history starts is refused
+    let o = run(&[
+        "estimate",
+        history.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--now-s",
+        "1000",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--now-s 1000"));
+
     // a file without the columns is refused, named, with exit code 2
     let bad = tmp.path().join("bad.csv");
     std::fs::write(&bad, "url,when,changed\nx,1,true\n").unwrap();

@@ -106,6 +106,13 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateSummary> {
         Some(s) => bail!("--now-s must be a finite number of seconds, got {s}"),
         None => history.last_days,
     };
+    if to < history.first_days {
+        bail!(
+            "--now-s {} is before the history's first observation ({} s): nothing to learn from",
+            to * SECONDS_PER_DAY,
+            history.first_days * SECONDS_PER_DAY
+        );
+    }
     // Complete feeds are watched from the history's first observation (or the window's start).
     let from = match args.window_days {
         Some(d) if d.is_finite() && d > 0.0 => (to - d).max(history.first_days),
