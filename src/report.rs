@@ -53,6 +53,9 @@ pub struct TimetableSummary {
     /// Of those, visits their crawler had time for, but whose host, delayed behind other hosts'
     /// fetches, could not take them politely before its first fetch of the next night.
     pub visits_dropped_at_wrap: u64,
+    /// Visits served after the horizon's end, in the next repetition's early hours (each crawler's
+    /// sweep starts where it would be idle night after night, so a late backlog drains there).
+    pub visits_served_round_the_cycle: u64,
     /// Largest served share of one crawler's floor(rate x horizon) fetches.
     pub crawler_utilisation_max: f64,
     /// Largest delay of a fetch behind its host's planned time, seconds.

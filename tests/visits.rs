@@ -207,6 +207,7 @@ fn timetables_are_polite_paced_and_match_the_integer_visits() {
         assert_eq!(fetches.len() as u64, scheduled);
         assert_eq!(scheduled + dropped, planned);
         assert!(t["visits_dropped_at_wrap"].as_u64().unwrap() <= dropped);
+        assert!(t["visits_served_round_the_cycle"].as_u64().unwrap() <= scheduled);
         let counts = library_counts(&data, bandwidth);
         assert_eq!(counts.values().map(|&c| c as u64).sum::<u64>(), planned);
         let mut served: HashMap<&str, u32> = HashMap::new();

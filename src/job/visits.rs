@@ -196,6 +196,8 @@ pub struct VisitTotals {
     /// Of those, visits their crawler had time for but not their host's politeness across the
     /// wrap-around to the next night.
     pub dropped_at_wrap: u64,
+    /// Visits served after the horizon's end, in the next repetition's early hours.
+    pub served_round_the_cycle: u64,
     /// Largest served share of a crawler's floor(c T) fetches.
     pub utilisation_max: f64,
     /// Largest delay of a fetch behind its host's plan, seconds.
@@ -213,6 +215,7 @@ impl Combine for VisitTotals {
         self.scheduled += o.scheduled;
         self.dropped += o.dropped;
         self.dropped_at_wrap += o.dropped_at_wrap;
+        self.served_round_the_cycle += o.served_round_the_cycle;
         self.utilisation_max = self.utilisation_max.max(o.utilisation_max);
         self.delay_max_s = self.delay_max_s.max(o.delay_max_s);
         self.staleness.merge(&o.staleness);
@@ -290,6 +293,7 @@ pub fn crawler_night(batches: Vec<VisitBatch>, p: &TimetableParams) -> CrawlerNi
             scheduled: night.scheduled(),
             dropped: night.dropped,
             dropped_at_wrap: night.dropped_at_wrap,
+            served_round_the_cycle: night.served_round_the_cycle,
             utilisation_max: night.utilisation,
             delay_max_s: night.max_delay_s,
             staleness,

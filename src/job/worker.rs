@@ -380,6 +380,7 @@ pub fn run_worker(
             visits_scheduled: c.visits.scheduled,
             visits_dropped: c.visits.dropped,
             visits_dropped_at_wrap: c.visits.dropped_at_wrap,
+            visits_served_round_the_cycle: c.visits.served_round_the_cycle,
             crawler_utilisation_max: c.visits.utilisation_max,
             delay_max_s: c.visits.delay_max_s,
             multiplier: p.visits.multiplier,
