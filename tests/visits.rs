@@ -189,14 +189,16 @@ fn timetables_are_polite_paced_and_match_the_integer_visits() {
     );
     let delays = read_delays(&data);
     for sequencing in ["merge", "mp2", "carousel", "golden-ratio"] {
-        // The default crawler rate (25% headroom) may drop visits at the end of the horizon.
+        // The default crawler rate: 25% headroom over a crawler's share of the bandwidth, and at
+        // least two fetches per default politeness delay (15 s).
         let out = tmp.path().join(format!("{sequencing}-default"));
         run_timetable(&data, &out, &["--sequencing", sequencing]);
         let s = summary(&out);
         let t = &s["timetable"];
         let rate = t["crawler_rate_per_s"].as_f64().unwrap();
         let bandwidth = s["bandwidth_requested"].as_f64().unwrap();
-        assert!((rate - 1.25 * bandwidth / 4.0 / 86_400.0).abs() < 1e-12 * rate);
+        let want = (1.25 * bandwidth / 4.0 / 86_400.0).max(2.0 / 15.0);
+        assert!((rate - want).abs() < 1e-12 * rate, "{rate} vs {want}");
         let fetches = read_visits(&out);
         check_polite_and_paced(&fetches, &delays, rate);
         let (scheduled, dropped, planned) = (
@@ -456,6 +458,19 @@ fn hosts_at_their_cap_keep_their_last_visit_of_the_night() {
     let t = summary(&out)["timetable"].clone();
     assert_eq!(t["visits_dropped"], 0, "{t}");
     assert_eq!(t["visits_dropped_at_wrap"], 0);
+    // nor at the default crawler rate, two fetches per politeness delay at least: at the sample's
+    // mean share (one fetch per 173 s against a 300 s Crawl-delay) a host at its cap slipped
+    let default_rate = tmp.path().join("default-rate");
+    run_ok(&[
+        "run",
+        "--timetable",
+        "-q",
+        "--out",
+        default_rate.to_str().unwrap(),
+    ]);
+    let d = summary(&default_rate)["timetable"].clone();
+    assert_eq!(d["visits_dropped"], 0, "{d}");
+    assert!((d["crawler_rate_per_s"].as_f64().unwrap() - 2.0 / 15.0).abs() < 1e-15);
     assert_eq!(t["visits_scheduled"], t["visits_planned"]);
     check_polite_and_paced(
         &read_visits(&out),

@@ -153,7 +153,12 @@ pub fn run_worker(
     let timetable = TimetableParams {
         horizon,
         sequencing: args.sequencing,
-        crawler_rate: crawler_rate(args.crawler_rate, bandwidth, args.crawlers),
+        crawler_rate: crawler_rate(
+            args.crawler_rate,
+            bandwidth,
+            args.crawlers,
+            args.pages.min_delay_s,
+        ),
         start_us: match &args.start {
             Some(s) => {
                 Some(crate::rfc3339::parse_micros(s).map_err(|e| anyhow::anyhow!("--start: {e}"))?)
