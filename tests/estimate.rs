@@ -299,3 +299,130 @@ fn a_window_uses_the_last_days_only_and_bad_rows_are_named() {
         "{err}"
     );
 }
+
+#[test]
+fn pages_filled_with_estimates_run_as_they_are() {
+    // Daily crawls of the sample's first 200 URLs; the filled copy of the sample takes their
+    // estimates, keeps every other row and column as it was, and `revisit run` reads it.
+    let tmp = tempfile::tempdir().unwrap();
+    let data = Path::new("data");
+    let pages = read_pages(data);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let mut rows = Vec::new();
+    for (url, ..) in pages.iter().take(200) {
+        for day in 0..=DAYS {
+            rows.push(Row {
+                url: url.clone(),
+                at_s: EPOCH_S + day as f64 * DAY_S,
+                changed: day > 0 && rng.random::<f64>() < 0.4,
+                complete: false,
+            });
+        }
+    }
+    rows.push(Row {
+        url: "https://not-a-page.example/x".into(),
+        at_s: EPOCH_S,
+        changed: false,
+        complete: false,
+    });
+    let history = tmp.path().join("history.parquet");
+    write_history(&history, &rows);
+    // read_pages wants DIR/pages
+    let (out, set) = (tmp.path().join("rates.parquet"), tmp.path().join("set"));
+    let filled = set.join("pages");
+    let o = run_ok(&[
+        "estimate",
+        history.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--pages",
+        "data/pages",
+        "--out-pages",
+        filled.to_str().unwrap(),
+        "--json",
+    ]);
+    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(s["pages"]["rows"], pages.len());
+    assert_eq!(s["pages"]["rows_estimated"], 200);
+    assert_eq!(s["pages"]["rows_kept"], pages.len() - 200);
+    assert_eq!(s["pages"]["estimates_unmatched"], 1);
+    let est = read_estimates(&out);
+    let after = read_pages(&set);
+    assert_eq!(after.len(), pages.len());
+    let before: HashMap<&str, _> = pages.iter().map(|p| (p.0.as_str(), p)).collect();
+    for (url, host, mu, lambda, complete) in &after {
+        let b = before[url.as_str()];
+        assert_eq!((host, *mu, *complete), (&b.1, b.2, b.4), "{url}");
+        match est.get(url) {
+            Some(e) => assert_eq!(*lambda, e.0, "{url}"),
+            None => assert_eq!(*lambda, b.3, "{url}"),
+        }
+    }
+    let run_out = tmp.path().join("run");
+    run_ok(&[
+        "run",
+        filled.to_str().unwrap(),
+        "--hosts",
+        "data/hosts.parquet",
+        "-q",
+        "--out",
+        run_out.to_str().unwrap(),
+    ]);
+    assert_eq!(summary(&run_out)["rows_rejected"], 0);
+
+    // Pages without a change_rate column get one: the estimate, or null for `run` to reject.
+    let bare = tmp.path().join("bare.parquet");
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("url", DataType::Utf8, false),
+        Field::new("importance", DataType::Float64, false),
+    ]));
+    let urls = [
+        pages[0].0.as_str(),
+        pages[1].0.as_str(),
+        "https://new.example/a",
+    ];
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(StringArray::from_iter_values(urls)),
+            Arc::new(Float64Array::from(vec![1.0, 2.0, 3.0])),
+        ],
+    )
+    .unwrap();
+    let mut w =
+        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&bare).unwrap(), schema, None)
+            .unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let bare_set = tmp.path().join("bare-set");
+    let o = run_ok(&[
+        "estimate",
+        history.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--pages",
+        bare.to_str().unwrap(),
+        "--out-pages",
+        bare_set.join("pages").to_str().unwrap(),
+        "--json",
+    ]);
+    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (
+            &s["pages"]["rows_estimated"],
+            &s["pages"]["rows_without_rate"]
+        ),
+        (&serde_json::json!(2), &serde_json::json!(1))
+    );
+    let bare_out = tmp.path().join("bare-run");
+    run_ok(&[
+        "run",
+        bare_set.join("pages").to_str().unwrap(),
+        "-q",
+        "--out",
+        bare_out.to_str().unwrap(),
+    ]);
+    let r = summary(&bare_out);
+    assert_eq!(r["rows_rejected"], 1);
+    assert_eq!(r["rejected_by_reason"]["change_rate_missing"], 1);
+}

@@ -11,6 +11,7 @@ pub mod hosts;
 pub mod inputs;
 pub mod manifest;
 pub mod pages;
+pub mod pages_fill;
 pub mod parquet_out;
 pub mod plot;
 pub mod publish;

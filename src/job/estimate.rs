@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::estimate::{estimate, Window};
 use crate::io::history::{self, InvalidRow};
+use crate::io::pages_fill::{self, Filled};
 use crate::io::{inputs, parquet_out};
 use crate::units::SECONDS_PER_DAY;
 
@@ -37,6 +38,13 @@ pub struct EstimateArgs {
     /// a suffix). Default: all of it.
     #[arg(long, value_name = "DAYS")]
     pub window_days: Option<f64>,
+    /// Page sets (files, folders or globs) to fill in: each is copied to --out-pages with every
+    /// estimated URL's change_rate (and complete_obs) replaced, ready for `revisit run`.
+    #[arg(long, value_name = "PAGES", num_args = 1..)]
+    pub pages: Vec<String>,
+    /// Folder for the filled page set (with --pages).
+    #[arg(long, default_value = "pages-estimated", value_name = "DIR")]
+    pub out_pages: PathBuf,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -59,6 +67,9 @@ pub struct EstimateSummary {
     /// Median estimated change rate, per day.
     pub change_rate_median: f64,
     pub out: PathBuf,
+    /// With --pages: the filled page set.
+    pub pages: Option<Filled>,
+    pub out_pages: Option<PathBuf>,
 }
 
 impl EstimateSummary {
@@ -85,6 +96,18 @@ impl EstimateSummary {
             );
         }
         s += &format!("wrote {}\n", self.out.display());
+        if let (Some(f), Some(dir)) = (&self.pages, &self.out_pages) {
+            s += &format!(
+                "pages: {} rows in {} files, {} with an estimate, {} keep their change_rate, {} have none (run rejects them); {} estimated URLs are no page's\nwrote {}\n",
+                f.rows,
+                f.files,
+                f.rows_estimated,
+                f.rows_kept,
+                f.rows_without_rate,
+                f.estimates_unmatched,
+                dir.display()
+            );
+        }
         s
     }
 }
@@ -138,6 +161,21 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateSummary> {
         observations.push(e.observations);
         changes.push(e.changes);
     }
+    let filled = if args.pages.is_empty() {
+        None
+    } else {
+        let estimates: std::collections::HashMap<&str, (f64, bool)> = urls
+            .iter()
+            .zip(&rates)
+            .zip(&complete)
+            .map(|((u, &r), &c)| (u.0.as_str(), (r, c)))
+            .collect();
+        Some(pages_fill::fill(
+            &inputs::expand(&args.pages)?,
+            &args.out_pages,
+            &estimates,
+        )?)
+    };
     let schema = Arc::new(Schema::new(vec![
         Field::new("url", DataType::Utf8, false),
         Field::new("change_rate", DataType::Float64, false),
@@ -179,5 +217,7 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateSummary> {
         window_to_s: to * SECONDS_PER_DAY,
         change_rate_median: sorted[n / 2],
         out: args.out.clone(),
+        out_pages: filled.as_ref().map(|_| args.out_pages.clone()),
+        pages: filled,
     })
 }
