@@ -99,10 +99,27 @@ fn write_history(path: &Path, rows: &[Row]) {
         ],
     )
     .unwrap();
-    let mut w =
-        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(path).unwrap(), schema, None)
-            .unwrap();
-    w.write(&batch).unwrap();
+    write_batch(path, &batch);
+}
+
+/// Runs `revisit estimate HISTORY --out OUT EXTRA... --json` and returns its summary.
+fn estimate(history: &Path, out: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "estimate",
+        history.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    args.push("--json");
+    serde_json::from_slice(&run_ok(&args).stdout).unwrap()
+}
+
+/// Writes one batch as a Parquet file.
+fn write_batch(path: &Path, batch: &RecordBatch) {
+    let file = std::fs::File::create(path).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+    w.write(batch).unwrap();
     w.close().unwrap();
 }
 
@@ -158,14 +175,7 @@ fn estimates_are_the_papers_estimators_and_near_the_truth() {
     let history = tmp.path().join("history.parquet");
     write_history(&history, &rows);
     let out = tmp.path().join("rates.parquet");
-    let o = run_ok(&[
-        "estimate",
-        history.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--json",
-    ]);
-    let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let summary = estimate(&history, &out, &[]);
     assert_eq!(summary["urls"], truth.len());
     assert_eq!(summary["urls_complete"], truth.len() / 10);
     assert_eq!(summary["rows_invalid"], 0);
@@ -237,16 +247,7 @@ fn a_window_uses_the_last_days_only_and_bad_rows_are_named() {
     csv += ",1700000000,true\nhttps://b.example/q,soon,false\n";
     std::fs::write(&history, csv).unwrap();
     let out = tmp.path().join("rates.parquet");
-    let o = run_ok(&[
-        "estimate",
-        history.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--window-days",
-        "10",
-        "--json",
-    ]);
-    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let s = estimate(&history, &out, &["--window-days", "10"]);
     assert_eq!(s["rows_invalid"], 2);
     assert_eq!(s["first_invalid"]["row"], DAYS + 1);
     assert_eq!(s["first_invalid"]["column"], "url");
@@ -330,18 +331,16 @@ fn pages_filled_with_estimates_run_as_they_are() {
     // read_pages wants DIR/pages
     let (out, set) = (tmp.path().join("rates.parquet"), tmp.path().join("set"));
     let filled = set.join("pages");
-    let o = run_ok(&[
-        "estimate",
-        history.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--pages",
-        "data/pages",
-        "--out-pages",
-        filled.to_str().unwrap(),
-        "--json",
-    ]);
-    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let s = estimate(
+        &history,
+        &out,
+        &[
+            "--pages",
+            "data/pages",
+            "--out-pages",
+            filled.to_str().unwrap(),
+        ],
+    );
     assert_eq!(s["pages"]["rows"], pages.len());
     assert_eq!(s["pages"]["rows_estimated"], 200);
     assert_eq!(s["pages"]["rows_kept"], pages.len() - 200);
@@ -389,24 +388,19 @@ fn pages_filled_with_estimates_run_as_they_are() {
         ],
     )
     .unwrap();
-    let mut w =
-        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&bare).unwrap(), schema, None)
-            .unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    write_batch(&bare, &batch);
     let bare_set = tmp.path().join("bare-set");
-    let o = run_ok(&[
-        "estimate",
-        history.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--pages",
-        bare.to_str().unwrap(),
-        "--out-pages",
-        bare_set.join("pages").to_str().unwrap(),
-        "--json",
-    ]);
-    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let bare_pages = bare_set.join("pages");
+    let s = estimate(
+        &history,
+        &out,
+        &[
+            "--pages",
+            bare.to_str().unwrap(),
+            "--out-pages",
+            bare_pages.to_str().unwrap(),
+        ],
+    );
     assert_eq!(
         (
             &s["pages"]["rows_estimated"],
