@@ -381,7 +381,7 @@ fn pages_filled_with_estimates_run_as_they_are() {
         "https://new.example/a",
     ];
     let batch = RecordBatch::try_new(
-        schema.clone(),
+        schema,
         vec![
             Arc::new(StringArray::from_iter_values(urls)),
             Arc::new(Float64Array::from(vec![1.0, 2.0, 3.0])),
