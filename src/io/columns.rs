@@ -1,13 +1,15 @@
 //! Typed access to Arrow columns of the widths users actually write (Utf8 or LargeUtf8 or views,
 //! float or integer numbers), with errors that name the file and the column.
 
+use std::fs::File;
 use std::path::Path;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type, Int32Type, Int64Type, UInt32Type, UInt64Type};
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use arrow_schema::{DataType, Schema};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 /// A text column of any Arrow string layout.
 pub enum TextColumn<'a> {
@@ -51,6 +53,18 @@ impl NumberColumn<'_> {
             NumberColumn::U32(a) => a.is_valid(i).then(|| a.value(i) as f64),
         }
     }
+}
+
+/// Opens `path` for reading as Parquet; `advice` (e.g. "; CSV files must end in .csv") ends the
+/// error when the file is not readable Parquet.
+pub fn open_parquet(path: &Path, advice: &str) -> Result<ParquetRecordBatchReaderBuilder<File>> {
+    let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    ParquetRecordBatchReaderBuilder::try_new(file).with_context(|| {
+        format!(
+            "{}: not a readable Parquet file (truncated or corrupt?){advice}",
+            path.display()
+        )
+    })
 }
 
 /// Checks that `schema` has column `name` of an accepted kind; `Ok(false)` if absent and optional.

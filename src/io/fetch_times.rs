@@ -1,14 +1,12 @@
 //! `--fetch-time SPEC`: the law of the time one fetch takes, `const:SECONDS`, `exp:MEAN_SECONDS`,
 //! or a CSV/Parquet file of measured fetch durations in seconds (the empirical law).
 
-use std::fs::File;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 
-use super::columns::{check_column, number, Kind};
+use super::columns::{check_column, number, open_parquet, Kind};
 use crate::plan::FetchTime;
 
 /// The column of measured durations a file must have, unless it has only one column.
@@ -117,13 +115,7 @@ fn read_csv(path: &Path) -> Result<Vec<f64>> {
 }
 
 fn read_parquet(path: &Path) -> Result<Vec<f64>> {
-    let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file).with_context(|| {
-        format!(
-            "{}: not a readable Parquet file (truncated or corrupt?); CSV files must end in .csv",
-            path.display()
-        )
-    })?;
+    let builder = open_parquet(path, "; CSV files must end in .csv")?;
     let schema = builder.schema().clone();
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
     let column = pick_column(path, &names)?.to_owned();
@@ -203,7 +195,7 @@ mod tests {
             .unwrap();
             let path = dir.path().join(name);
             let mut w = parquet::arrow::ArrowWriter::try_new(
-                File::create(&path).unwrap(),
+                std::fs::File::create(&path).unwrap(),
                 batch.schema(),
                 None,
             )

@@ -7,13 +7,11 @@
 //! (bool: the row comes from a feed that reports every change, such as a sitemap or pings).
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-use super::columns::{boolean, check_column, number, text, Kind};
+use super::columns::{boolean, check_column, number, open_parquet, text, Kind};
 use crate::estimate::Observation;
 use crate::units::SECONDS_PER_DAY;
 
@@ -111,13 +109,7 @@ pub fn read_all(paths: &[PathBuf]) -> Result<History> {
 const HINT: &str = "a crawl history needs url (text), observed_at_s (seconds since an epoch) and changed (bool); complete_obs (bool) is optional";
 
 fn read_parquet(path: &Path, history: &mut History) -> Result<()> {
-    let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file).with_context(|| {
-        format!(
-            "{}: not a readable Parquet file (truncated or corrupt?); CSV files must end in .csv",
-            path.display()
-        )
-    })?;
+    let builder = open_parquet(path, "; CSV files must end in .csv")?;
     let schema = builder.schema().clone();
     for (column, kind) in [
         ("url", Kind::Text),

@@ -10,7 +10,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 use serde::{Deserialize, Serialize};
 
-use super::columns::{boolean, check_column, number, text, Kind};
+use super::columns::{boolean, check_column, number, open_parquet, text, Kind};
 use super::host_name::{host_of, normalize};
 use super::rows::Origin;
 
@@ -113,13 +113,7 @@ pub fn open_all(paths: &[PathBuf]) -> Result<Vec<PageFile>> {
 }
 
 fn open(path: &Path) -> Result<PageFile> {
-    let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file).with_context(|| {
-        format!(
-            "{}: not a readable Parquet file (truncated or corrupt?); re-export it or leave it out",
-            path.display()
-        )
-    })?;
+    let builder = open_parquet(path, "; re-export it or leave it out")?;
     let schema = builder.schema();
     check_column(path, schema, "url", Kind::Text, true)?;
     check_column(path, schema, "importance", Kind::Number, true)?;

@@ -3,17 +3,15 @@
 //! an estimate (and added if the pages had none), `complete_obs` set where the history says so.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use arrow_array::{Array, ArrayRef, BooleanArray, Float64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde::Serialize;
 
-use super::columns::{boolean, number, text};
+use super::columns::{boolean, number, open_parquet, text};
 use super::parquet_out;
 
 /// Rows decoded at a time.
@@ -45,9 +43,7 @@ pub fn fill(
     let mut filled = Filled::default();
     let mut matched: HashMap<&str, bool> = HashMap::with_capacity(estimates.len());
     for (k, path) in pages.iter().enumerate() {
-        let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-        let builder = ParquetRecordBatchReaderBuilder::try_new(file)
-            .with_context(|| format!("{}: not a readable Parquet file", path.display()))?;
+        let builder = open_parquet(path, "")?;
         let schema = builder.schema().clone();
         if schema.field_with_name("url").is_err() {
             bail!("{}: no column 'url' (a page set needs one)", path.display());

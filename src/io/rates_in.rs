@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 
-use super::columns::{check_column, number, text, Kind};
+use super::columns::{check_column, number, open_parquet, text, Kind};
 
 /// Rows decoded at a time.
 const BATCH_ROWS: usize = 8192;
@@ -74,13 +74,7 @@ fn open(path: &Path) -> Result<RatesFile> {
             path: path.to_path_buf(),
         });
     }
-    let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file).with_context(|| {
-        format!(
-            "{}: not a readable Parquet file (truncated or corrupt?); CSV files must end in .csv",
-            path.display()
-        )
-    })?;
+    let builder = open_parquet(path, "; CSV files must end in .csv")?;
     let schema = builder.schema();
     for (column, kind) in [("url", Kind::Text), ("crawl_rate", Kind::Number)] {
         if schema.field_with_name(column).is_err() {

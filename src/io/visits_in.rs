@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 
-use super::columns::{check_column, number, text, Kind};
+use super::columns::{check_column, number, open_parquet, text, Kind};
 use super::rates_in::InvalidRate;
 
 /// Rows decoded at a time.
@@ -51,13 +51,7 @@ fn open(path: &Path) -> Result<VisitsFile> {
             path.display()
         );
     }
-    let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file).with_context(|| {
-        format!(
-            "{}: not a readable Parquet file (truncated or corrupt?)",
-            path.display()
-        )
-    })?;
+    let builder = open_parquet(path, "")?;
     let schema = builder.schema();
     for (column, kind) in [("at_s", Kind::Number), ("url", Kind::Text)] {
         if schema.field_with_name(column).is_err() {
