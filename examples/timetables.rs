@@ -14,19 +14,19 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Zipf};
 
-use revisit::objective::{Objective, Response};
-use revisit::schedule::assign::assign;
-use revisit::schedule::crawler::{crawler_phases, sequence_crawler, CrawlerHost};
-use revisit::schedule::evaluate::evaluate_page;
-use revisit::schedule::timetable::{
+use revisit_core::objective::{Objective, Response};
+use revisit_core::schedule::assign::assign;
+use revisit_core::schedule::crawler::{crawler_phases, sequence_crawler, CrawlerHost};
+use revisit_core::schedule::evaluate::evaluate_page;
+use revisit_core::schedule::timetable::{
     host_phase, host_timetable, politeness_violations, HostTimetable, Sequencing,
 };
-use revisit::schedule::visits::{
+use revisit_core::schedule::visits::{
     host_visit_cap, integer_visits, visit_budget, EvenlySpaced, VisitObjective, VisitProblem,
 };
-use revisit::solve::arena::Arena;
-use revisit::solve::reduce::Alone;
-use revisit::units::Seconds;
+use revisit_core::solve::arena::Arena;
+use revisit_core::reduce::Alone;
+use revisit_core::units::Seconds;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -252,12 +252,12 @@ fn pnas_fig1(seed: u64) {
                         )
                     }),
                 );
-                let opt = revisit::solve::solve(&arena, r, &mut Alone, |_, _, _| {});
+                let opt = revisit_core::solve::solve(&arena, r, &mut Alone, |_, _, _| {});
                 let weight: f64 = mu.iter().sum();
                 let opt_fresh: f64 = (0..n)
                     .map(|i| {
                         mu[i]
-                            * revisit::objective::fixed_interval::freshness(lambda[i], opt.rates[i])
+                            * revisit_core::objective::fixed_interval::freshness(lambda[i], opt.rates[i])
                     })
                     .sum::<f64>()
                     / weight;

@@ -1,17 +1,12 @@
 //! revisit: freshness-optimal, polite crawl rates and timetables as a timely-dataflow batch job.
 //!
-//! Layers: [`objective`] and [`solve`] are the math (no timely, no files); [`io`] reads and writes
-//! Parquet; [`job`] is the dataflow that shards hosts over workers and drives the solver's rounds.
+//! The math is the `revisit-core` crate (no dataflow, no files). Here: [`io`] reads and writes
+//! files; [`job`] is the dataflow that shards hosts over workers and drives the solver's rounds;
+//! [`cli`] turns command lines into plans and runs them; [`report`] is what a run tells.
 
-pub mod estimate;
-pub mod exact_sum;
+pub mod cli;
 pub mod gen;
 pub mod io;
 pub mod job;
-pub mod objective;
-pub mod plan;
 pub mod report;
 pub mod rfc3339;
-pub mod schedule;
-pub mod solve;
-pub mod units;

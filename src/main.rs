@@ -8,7 +8,7 @@ use revisit::gen::{generate, GenArgs};
 use revisit::job::config::RunArgs;
 use revisit::job::evaluate::EvaluateArgs;
 use revisit::job::sweep::SweepArgs;
-use revisit::plan::PlanCrawlersArgs;
+use revisit::cli::plan_crawlers::PlanCrawlersArgs;
 
 // No custom global allocator: STACK.md found mimalloc faster when Strings were freed on other
 // threads, but rows now travel as columnar buffers, and on the 1M-URL benchmark glibc's malloc
@@ -128,7 +128,7 @@ fn main() -> ExitCode {
         Command::Gen(args) => generate(&args).map(|files| {
             println!("wrote {} files under {}", files.len(), args.out.display());
         }),
-        Command::PlanCrawlers(args) => revisit::plan::run(&args).map(|text| print!("{text}")),
+        Command::PlanCrawlers(args) => revisit::cli::plan_crawlers::run(&args).map(|text| print!("{text}")),
         Command::BenchIo {
             inputs,
             out,

@@ -6,9 +6,10 @@ mod common;
 use std::collections::HashMap;
 
 use common::*;
-use revisit::objective::{Objective, Response};
-use revisit::solve::{arena::Arena, reduce::Alone, solve};
-use revisit::units::{politeness_cap, Seconds};
+use revisit_core::objective::{Objective, Response};
+use revisit_core::reduce::Alone;
+use revisit_core::solve::{arena::Arena, solve};
+use revisit_core::units::{politeness_cap, Seconds};
 
 /// The arguments of one run of these tests.
 fn run_args(

@@ -7,9 +7,10 @@ mod common;
 use std::collections::{BTreeMap, HashMap};
 
 use common::*;
-use revisit::objective::{Objective, Response};
-use revisit::solve::{arena::Arena, reduce::Alone, solve};
-use revisit::units::{politeness_cap, Seconds};
+use revisit_core::objective::{Objective, Response};
+use revisit_core::reduce::Alone;
+use revisit_core::solve::{arena::Arena, solve};
+use revisit_core::units::{politeness_cap, Seconds};
 
 #[test]
 fn every_objective_runs_on_the_sample_and_equals_the_solver_core() {

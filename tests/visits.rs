@@ -11,14 +11,15 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, TimestampMicrosecondType};
 use common::*;
 use revisit::job::arrange::url_key;
-use revisit::objective::Response;
-use revisit::schedule::evaluate::evaluate_page;
-use revisit::schedule::timetable::cyclic_gaps;
-use revisit::schedule::visits::{
+use revisit_core::objective::Response;
+use revisit_core::schedule::evaluate::evaluate_page;
+use revisit_core::schedule::timetable::cyclic_gaps;
+use revisit_core::schedule::visits::{
     host_visit_cap, integer_visits, visit_budget, VisitObjective, VisitProblem,
 };
-use revisit::solve::{arena::Arena, reduce::Alone};
-use revisit::units::Seconds;
+use revisit_core::reduce::Alone;
+use revisit_core::solve::arena::Arena;
+use revisit_core::units::Seconds;
 
 /// Gaps in the tables are f64 differences of times computed in f64: they hold to this (README).
 const TOLERANCE_S: f64 = 1e-6;

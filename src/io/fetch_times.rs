@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use parquet::arrow::ProjectionMask;
 
 use super::columns::{check_column, number, open_parquet, Kind};
-use crate::plan::FetchTime;
+use revisit_core::fetch_time::FetchTime;
 
 /// The column of measured durations a file must have, unless it has only one column.
 pub const FETCH_TIME_COLUMN: &str = "fetch_time_s";

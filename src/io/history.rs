@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use super::columns::{boolean, check_column, number, open_parquet, text, Kind};
-use crate::estimate::Observation;
-use crate::units::SECONDS_PER_DAY;
+use revisit_core::estimate::Observation;
+use revisit_core::units::SECONDS_PER_DAY;
 
 /// Rows decoded at a time.
 const BATCH_ROWS: usize = 8192;

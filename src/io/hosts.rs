@@ -9,7 +9,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use super::columns::{check_column, number, text, Kind};
 use super::host_name::normalize;
-use crate::units::Seconds;
+use revisit_core::units::Seconds;
 
 /// Minimum delay between two requests to a host, for the hosts the table names.
 pub type HostDelays = HashMap<String, Seconds>;

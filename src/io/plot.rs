@@ -5,8 +5,8 @@ use std::path::Path;
 use anyhow::{anyhow, Result};
 use plotters::prelude::*;
 
-use crate::objective::Objective;
-use crate::solve::sweep::SweepPoint;
+use revisit_core::objective::Objective;
+use revisit_core::solve::sweep::SweepPoint;
 
 /// Picture size in pixels (two panels side by side).
 const SIZE: (u32, u32) = (1280, 560);

@@ -11,7 +11,7 @@ use arrow_array::{ArrayRef, RecordBatch};
 
 use super::parquet_out::{Writer, ROW_GROUP_ROWS};
 use super::schema;
-use crate::solve::sweep::SweepPoint;
+use revisit_core::solve::sweep::SweepPoint;
 
 /// Writes `points` as CSV with a header (columns as in [`schema::sweep`]; an empty cost_harmonic is
 /// infinite). Numbers are written in the shortest form that reads back to the same f64.

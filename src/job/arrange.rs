@@ -7,9 +7,9 @@ use super::flag_sort::{flag_pass, RADIX};
 use crate::io::hosts::HostDelays;
 use crate::io::pages::{Reason, Rejected};
 use crate::io::rows::RowBatch;
-use crate::objective::{Objective, Response};
-use crate::solve::arena::Arena;
-use crate::units::{politeness_cap, Seconds};
+use revisit_core::objective::{Objective, Response};
+use revisit_core::solve::arena::Arena;
+use revisit_core::units::{politeness_cap, Seconds};
 
 /// Seed of the host key (crawler assignment, canonical order).
 const HOST_KEY_SEED: u64 = 0x686f_7374;

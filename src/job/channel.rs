@@ -14,7 +14,7 @@ use timely::dataflow::{InputHandle, ProbeHandle};
 use timely::worker::Worker;
 use timely::ExchangeData;
 
-use crate::solve::reduce::{AllReduce, Combine};
+use revisit_core::reduce::{AllReduce, Combine};
 
 /// Records sent to the worker each one names, delivered round by round.
 pub struct Shuffle<D: ExchangeData + Clone> {

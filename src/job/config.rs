@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 
 use crate::job::cluster::ClusterArgs;
-use crate::objective::Objective;
-use crate::schedule::timetable::Sequencing;
-use crate::units::SECONDS_PER_DAY;
+use revisit_core::objective::Objective;
+use revisit_core::schedule::timetable::Sequencing;
+use revisit_core::units::SECONDS_PER_DAY;
 
 /// Folder of the sample page set shipped in the repository (used when no input is given).
 pub const SAMPLE_PAGES: &str = "data/pages";

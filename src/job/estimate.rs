@@ -13,11 +13,11 @@ use arrow_array::{BooleanArray, Float64Array, RecordBatch, StringArray, UInt64Ar
 use arrow_schema::{DataType, Field, Schema};
 use serde::Serialize;
 
-use crate::estimate::{estimate, Window};
+use revisit_core::estimate::{estimate, Window};
 use crate::io::history::{self, InvalidRow};
 use crate::io::pages_fill::{self, Filled};
 use crate::io::{inputs, parquet_out};
-use crate::units::SECONDS_PER_DAY;
+use revisit_core::units::SECONDS_PER_DAY;
 
 /// Parameters of `revisit estimate`.
 #[derive(Clone, Debug, clap::Args)]

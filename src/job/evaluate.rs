@@ -13,19 +13,19 @@ use super::channel::{Reducer, Shuffle};
 use super::config::PageArgs;
 use super::load::load;
 use super::worker::{progress, VERSION};
-use crate::exact_sum::ExactSum;
+use revisit_core::exact_sum::ExactSum;
 use crate::io::host_name::{host_of, normalize};
 use crate::io::inputs;
 use crate::io::rates_in::{self, InvalidRate, RatesUnit};
 use crate::io::rows::RowBatch;
-use crate::objective::value::{HostValue, PolicyValue};
-use crate::objective::{Objective, Response};
-use crate::plan::{set_figures, FetchTime, PageTerms, SetFigures};
-use crate::solve::price;
-use crate::solve::reduce::{AllReduce, Combine};
-use crate::solve::spend::prelude;
-use crate::solve::sweep::value_at;
-use crate::units::SECONDS_PER_DAY;
+use revisit_core::objective::value::{HostValue, PolicyValue};
+use revisit_core::objective::{Objective, Response};
+use revisit_core::fetch_time::{set_figures, FetchTime, PageTerms, SetFigures};
+use revisit_core::solve::price;
+use revisit_core::reduce::{AllReduce, Combine};
+use revisit_core::solve::spend::prelude;
+use revisit_core::solve::sweep::value_at;
+use revisit_core::units::SECONDS_PER_DAY;
 
 /// The objectives whose optimum `evaluate` compares with (their cost is a freshness measure).
 pub(super) const OBJECTIVES: [Objective; 3] = [
@@ -504,7 +504,7 @@ pub fn run_evaluate_worker(
 /// Also returns each optimum's full value, [polite, without caps] per objective. Every worker calls
 /// it (the multiplier searches are all-reduces); `arena`'s responses are left at the last objective.
 pub(super) fn optima(
-    arena: &mut crate::solve::arena::Arena,
+    arena: &mut revisit_core::solve::arena::Arena,
     complete_obs: &[bool],
     bandwidth: f64,
     reducer: &mut Reducer<'_>,
@@ -575,7 +575,7 @@ pub(super) fn optima(
 /// count gives the same figures); `total_rate` is the table's Σρ over all workers.
 pub(super) fn fetch_time_sums(
     fetch: &FetchTime,
-    arena: &crate::solve::arena::Arena,
+    arena: &revisit_core::solve::arena::Arena,
     rates: &[f64],
     total_rate: f64,
 ) -> FetchSums {

@@ -3,7 +3,7 @@
 //! the timetable uses.
 //!
 //! Visit rows travel to their host's worker like rates rows do; there each page's visit times give
-//! the closed forms of [`crate::schedule::evaluate`] (Liu & Nain Lemma 3), and each host's merged
+//! the closed forms of [`revisit_core::schedule::evaluate`] (Liu & Nain Lemma 3), and each host's merged
 //! times give its shortest gap, the wrap-around to the next horizon included.
 
 use std::time::Instant;
@@ -21,17 +21,17 @@ use super::evaluate::{
 use super::load::load;
 use super::visits::plan;
 use super::worker::{progress, VERSION};
-use crate::exact_sum::ExactSum;
+use revisit_core::exact_sum::ExactSum;
 use crate::io::rates_in::InvalidRate;
 use crate::io::rows::RowBatch;
 use crate::io::visits_in::{self, HorizonSource, VisitsFile, VisitsUnit};
-use crate::objective::Objective;
-use crate::plan::FetchTime;
-use crate::schedule::evaluate::evaluate_page;
-use crate::schedule::timetable::politeness_violations;
-use crate::schedule::visits::VisitObjective;
-use crate::solve::reduce::{AllReduce, Combine};
-use crate::units::{Seconds, SECONDS_PER_DAY};
+use revisit_core::objective::Objective;
+use revisit_core::fetch_time::FetchTime;
+use revisit_core::schedule::evaluate::evaluate_page;
+use revisit_core::schedule::timetable::politeness_violations;
+use revisit_core::schedule::visits::VisitObjective;
+use revisit_core::reduce::{AllReduce, Combine};
+use revisit_core::units::{Seconds, SECONDS_PER_DAY};
 
 /// Gaps between visits are differences of f64 times: a gap this much short of a host's delay is
 /// still polite (the tolerance `run --timetable` promises, README).

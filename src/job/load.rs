@@ -15,8 +15,8 @@ use super::worker::{fail_point, progress_bar};
 use crate::io::pages::{self, Reason, Rejected};
 use crate::io::rows::RowBatch;
 use crate::io::{hosts, inputs};
-use crate::solve::reduce::{AllReduce, Combine};
-use crate::units::Seconds;
+use revisit_core::reduce::{AllReduce, Combine};
+use revisit_core::units::Seconds;
 
 /// Text bytes after which a batch in transit is sent (bounds buffering, amortises per-record costs).
 pub const BATCH_TEXT_BYTES: usize = 1 << 20;

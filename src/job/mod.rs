@@ -1,5 +1,5 @@
 //! The timely dataflow job: workers shard hosts, agree on the multiplier by all-reduce rounds, and
-//! write one partition per crawler. No formulas here: the math is in [`crate::solve`].
+//! write one partition per crawler. No formulas here: the math is in [`revisit_core::solve`].
 
 pub mod arrange;
 pub mod channel;

@@ -15,10 +15,10 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use crate::exact_sum::ExactSum;
-use crate::schedule::evaluate::evaluate_page;
-use crate::schedule::simulate::simulate_page;
-use crate::units::Seconds;
+use revisit_core::exact_sum::ExactSum;
+use revisit_core::schedule::evaluate::evaluate_page;
+use revisit_core::schedule::simulate::simulate_page;
+use revisit_core::units::Seconds;
 
 /// Parameters of `revisit simulate`.
 #[derive(Clone, Debug, clap::Args)]

@@ -13,13 +13,13 @@ use super::channel::{Reducer, Shuffle};
 use super::config::PageArgs;
 use super::load::load;
 use super::worker::{progress, VERSION};
-use crate::exact_sum::ExactSum;
+use revisit_core::exact_sum::ExactSum;
 use crate::io::manifest::{FileEntry, Manifest};
 use crate::io::rows::RowBatch;
 use crate::io::{plot, publish, schema, sweep_table};
-use crate::objective::Objective;
-use crate::solve::reduce::AllReduce;
-use crate::solve::sweep::{sweep, SweepPlan, SweepPoint};
+use revisit_core::objective::Objective;
+use revisit_core::reduce::AllReduce;
+use revisit_core::solve::sweep::{sweep, SweepPlan, SweepPoint};
 
 /// The policies a sweep compares unless told otherwise.
 const DEFAULT_POLICIES: [Objective; 7] = [

@@ -1,5 +1,5 @@
 //! `run --timetable`: integer visits over the workers' hosts, then each crawler's timetable built
-//! by its writer from the hosts it receives (DESIGN §3). The math is in [`crate::schedule`]; this
+//! by its writer from the hosts it receives (DESIGN §3). The math is in [`revisit_core::schedule`]; this
 //! file moves hosts to their crawler's writer, orders them canonically and writes the table.
 
 use std::path::Path;
@@ -8,18 +8,18 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::arrange::{url_key, Arranged, URL_PREFETCH_DISTANCE};
-use crate::exact_sum::ExactSum;
+use revisit_core::exact_sum::ExactSum;
 use crate::io::manifest::FileEntry;
-use crate::schedule::crawler::{crawler_phases, sequence_crawler, CrawlerHost};
-use crate::schedule::evaluate::evaluate_page;
-use crate::schedule::timetable::{host_timetable, Sequencing};
-use crate::schedule::visits::{
+use revisit_core::schedule::crawler::{crawler_phases, sequence_crawler, CrawlerHost};
+use revisit_core::schedule::evaluate::evaluate_page;
+use revisit_core::schedule::timetable::{host_timetable, Sequencing};
+use revisit_core::schedule::visits::{
     host_visit_cap, integer_visits_from, periodic_staleness, visit_budget, EvenlySpaced,
     FirstGains, VisitObjective, VisitProblem, Visits,
 };
-use crate::solve::arena::Arena;
-use crate::solve::reduce::{AllReduce, Combine};
-use crate::units::Seconds;
+use revisit_core::solve::arena::Arena;
+use revisit_core::reduce::{AllReduce, Combine};
+use revisit_core::units::Seconds;
 
 /// This worker's integer visits and the bounds every worker agrees on.
 pub struct Planned {

@@ -19,22 +19,22 @@ use super::visits::{
     plan, unvisited_staleness, write_crawler_visits, Planned, TimetableParams, VisitBatch,
     VisitHost, VisitTotals,
 };
-use crate::exact_sum::ExactSum;
+use revisit_core::exact_sum::ExactSum;
 use crate::io::manifest::{FileEntry, Manifest};
 use crate::io::pages::{Reason, Rejected};
 use crate::io::rated::RatedBatch;
 use crate::io::rows::RowBatch;
 use crate::io::{publish, schema};
-use crate::objective::value::{HostValue, PolicyValue};
-use crate::objective::Objective;
+use revisit_core::objective::value::{HostValue, PolicyValue};
+use revisit_core::objective::Objective;
 use crate::report::{
     peak_rss_bytes, rss_bytes, PhaseSeconds, Recommendation, Summary, TimetableSummary,
 };
-use crate::schedule::assign::{assign, imbalance};
-use crate::schedule::visits::VisitObjective;
-use crate::solve::reduce::{AllReduce, Combine};
-use crate::solve::solve;
-use crate::units::{per_horizon, PerDay, Seconds};
+use revisit_core::schedule::assign::{assign, imbalance};
+use revisit_core::schedule::visits::VisitObjective;
+use revisit_core::reduce::{AllReduce, Combine};
+use revisit_core::solve::solve;
+use revisit_core::units::{per_horizon, PerDay, Seconds};
 
 /// The version written into summaries and file metadata.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -357,7 +357,7 @@ pub fn run_worker(
             let arrival = solution.bandwidth_used / args.crawlers as f64;
             let gamma = args.index_gamma.unwrap_or(index_rate);
             let (crawlers, cost) =
-                crate::plan::recommended_crawlers(arrival, index_rate, args.index_buffer, gamma)
+                revisit_core::capacity::recommended_crawlers(arrival, index_rate, args.index_buffer, gamma)
                     .context("--index-rate, --index-buffer, --index-gamma")?;
             Some(Recommendation {
                 crawlers,
@@ -611,7 +611,7 @@ fn visits_metadata(
 }
 
 /// The command-line name of a sequencing (merge, mp2, carousel, golden-ratio).
-fn sequencing_name(s: crate::schedule::timetable::Sequencing) -> String {
+fn sequencing_name(s: revisit_core::schedule::timetable::Sequencing) -> String {
     clap::ValueEnum::to_possible_value(&s)
         .map(|v| v.get_name().to_owned())
         .unwrap_or_default()
@@ -695,7 +695,7 @@ impl Combine for RunId {
 
 #[derive(Clone, Default, Serialize, Deserialize)]
 struct Costs {
-    /// The run's own objective as a cost ([`crate::objective::Response::cost`]).
+    /// The run's own objective as a cost ([`revisit_core::objective::Response::cost`]).
     objective: ExactSum,
     /// Harmonic and binary costs of the rates, whatever the objective.
     value: PolicyValue,

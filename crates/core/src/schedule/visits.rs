@@ -22,7 +22,7 @@ use crate::exact_sum::ExactSum;
 use crate::objective::fixed_interval;
 use crate::solve::arena::Arena;
 use crate::solve::multiplier::{MultiplierSearch, Next, Observation};
-use crate::solve::reduce::{AllReduce, Combine};
+use crate::reduce::{AllReduce, Combine};
 use crate::units::Seconds;
 
 /// A host's politeness cap in visits per horizon, floor(T / P) (PUC-Rio constraint (2)).

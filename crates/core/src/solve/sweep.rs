@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::arena::Arena;
 use super::demand::{page_rate, run_end, with_smooth_family, SmoothRun};
-use super::reduce::{AllReduce, Combine};
+use crate::reduce::{AllReduce, Combine};
 use super::spend::{prelude, Prelude};
 use super::{price_seeded, Priced};
 use crate::objective::value::{HostValue, PolicyValue};
@@ -309,7 +309,7 @@ impl Combine for PointTotals {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solve::reduce::Alone;
+    use crate::reduce::Alone;
     use crate::solve::{price, solve};
     use rand::{Rng, SeedableRng};
 

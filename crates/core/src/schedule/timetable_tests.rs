@@ -347,7 +347,7 @@ fn polite_timetables_stay_above_the_weak_politeness_bound_and_close_to_it() {
     use super::visits::{integer_visits, EvenlySpaced, VisitObjective, VisitProblem};
     use crate::objective::Response;
     use crate::solve::arena::Arena;
-    use crate::solve::reduce::Alone;
+    use crate::reduce::Alone;
     use rand::Rng;
     use rand_distr::{Distribution, Zipf};
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);

@@ -1,7 +1,7 @@
 //! The solver core: the global multiplier, per-host caps, and rates, on plain columns.
 //!
 //! [`solve`] is the whole method (DESIGN §2); it asks its environment only for all-reduces, so the
-//! same code runs on plain slices in tests ([`reduce::Alone`]) and inside the distributed job.
+//! same code runs on plain slices in tests ([`crate::reduce::Alone`]) and inside the distributed job.
 
 pub mod arena;
 pub mod demand;
@@ -9,7 +9,7 @@ pub mod frontera;
 pub mod host_cap;
 pub mod kkt;
 pub mod multiplier;
-pub mod reduce;
+
 pub mod reference;
 pub mod spend;
 pub mod sweep;
@@ -21,7 +21,7 @@ use arena::Arena;
 use demand::page_rate;
 use host_cap::{price_host, price_host_from, HostPrice};
 use multiplier::{MultiplierSearch, Next};
-use reduce::{AllReduce, Combine};
+use crate::reduce::{AllReduce, Combine};
 use spend::{SpendPair, SpendPartial};
 
 /// The solution on one worker's pages, with the global figures every worker agrees on.

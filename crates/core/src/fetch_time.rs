@@ -1,4 +1,4 @@
-//! Obsolescence when fetch times are random (§1.3).
+//! Obsolescence when fetch times are random (Liu & Nain §1.3).
 //!
 //! One crawler fetches pages one after another; each fetch takes an independent time X
 //! (constant, exponential, or resampled from measured durations). Page i changes as a
@@ -10,7 +10,6 @@
 //! Time units are free but must agree: if fetch times are in seconds, change rates are
 //! per second.
 
-use super::validate::check_positive;
 use anyhow::{bail, Result};
 use rand::Rng;
 
@@ -41,26 +40,26 @@ pub enum FetchTime {
 impl FetchTime {
     /// Every fetch takes `duration` (> 0) time units.
     pub fn constant(duration: f64) -> Result<Self> {
-        check_positive("--fetch-time", duration, "duration of one fetch")?;
+        check_positive("a fetch duration", duration, "time units")?;
         Ok(Self::Constant { duration })
     }
 
     /// Exponential fetch times with mean `mean` (> 0) time units.
     pub fn exponential(mean: f64) -> Result<Self> {
-        check_positive("--fetch-time", mean, "mean duration of one fetch")?;
+        check_positive("the mean fetch duration", mean, "time units")?;
         Ok(Self::Exponential { mean })
     }
 
     /// The empirical law of measured fetch durations (finite, >= 0, not all zero).
     pub fn empirical(samples: Vec<f64>) -> Result<Self> {
         if samples.is_empty() {
-            bail!("--fetch-time: the sample of fetch durations is empty; give at least one measured duration");
+            bail!("the sample of fetch durations is empty; give at least one measured duration");
         }
         if let Some(bad) = samples.iter().find(|x| !x.is_finite() || **x < 0.0) {
-            bail!("--fetch-time: fetch durations must be finite and >= 0, found {bad}");
+            bail!("fetch durations must be finite and >= 0, found {bad}");
         }
         if samples.iter().all(|&x| x == 0.0) {
-            bail!("--fetch-time: every sampled duration is 0; the mean fetch time must be > 0");
+            bail!("every sampled duration is 0; the mean fetch time must be > 0");
         }
         Ok(Self::Empirical { samples })
     }
@@ -425,6 +424,15 @@ pub fn set_figures(fetch: &FetchTime, sums: &PageTerms, urls: u64) -> SetFigures
     }
 }
 
+/// Fails unless `value` is finite and > 0 (NaN included: it would slip through `value <= 0.0`);
+/// the error names the quantity and its unit.
+fn check_positive(quantity: &str, value: f64, unit: &str) -> Result<()> {
+    if !value.is_finite() || value <= 0.0 {
+        bail!("{quantity} must be a finite number > 0 ({unit}), got {value}");
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -753,7 +761,7 @@ mod tests {
         assert!(FetchTime::constant(0.0)
             .unwrap_err()
             .to_string()
-            .contains("--fetch-time"));
+            .contains("a fetch duration must be a finite number > 0"));
         assert!(FetchTime::exponential(f64::NAN).is_err());
         assert!(FetchTime::empirical(vec![])
             .unwrap_err()

@@ -1,9 +1,11 @@
 //! `revisit plan-crawlers`: how many crawlers should feed the indexer (Liu & Nain §1.2).
 
-use super::dynamic::{self, DynamicPlan, RviSettings, SwitchingCurve};
-use super::queue::{QueueModel, StaticPerformance};
-use anyhow::Result;
 use std::fmt::Write as _;
+
+use anyhow::Result;
+use revisit_core::capacity::dynamic::{self, DynamicPlan, RviSettings, SwitchingCurve};
+use revisit_core::capacity::queue::{QueueModel, StaticPerformance};
+use revisit_core::capacity::{ModelError, Quantity};
 
 /// Rows of the cost-over-N table on each side of the optimum.
 const CURVE_HALF_WIDTH: usize = 4;
@@ -66,27 +68,37 @@ pub struct PlanCrawlersArgs {
     pub json: bool,
 }
 
-/// The static optimum for `revisit run`'s summary (Prop. 1): (crawlers, cost in lost pages per unit time).
-pub fn recommended_crawlers(
-    arrival_rate_per_crawler: f64,
-    index_rate: f64,
-    buffer: usize,
-    gamma: f64,
-) -> Result<(usize, f64)> {
-    let best =
-        QueueModel::new(arrival_rate_per_crawler, index_rate, buffer, gamma)?.optimal_crawlers();
-    Ok((best.crawlers, best.cost))
-}
-
 /// Runs `revisit plan-crawlers`: the human tables, or JSON with `--json`.
 pub fn run(args: &PlanCrawlersArgs) -> Result<String> {
     let gamma = args.gamma.unwrap_or(args.index_rate);
-    let model = QueueModel::new(args.arrival_rate, args.index_rate, args.buffer, gamma)?;
-    let report = Report::build(&model, args)?;
+    let model = QueueModel::new(args.arrival_rate, args.index_rate, args.buffer, gamma)
+        .map_err(with_flags)?;
+    let report = Report::build(&model, args).map_err(with_flags)?;
     if args.json {
         Ok(serde_json::to_string_pretty(&report)? + "\n")
     } else {
         Ok(report.to_text(&model))
+    }
+}
+
+/// The option of `plan-crawlers` that sets a quantity of the model.
+fn flag(q: Quantity) -> &'static str {
+    match q {
+        Quantity::ArrivalRate => "--arrival-rate",
+        Quantity::IndexRate => "--index-rate",
+        Quantity::Buffer => "--buffer",
+        Quantity::IdleCost => "--gamma",
+        Quantity::Crawlers => "--max-crawlers",
+    }
+}
+
+/// A model error with the options to fix named first.
+fn with_flags(e: ModelError) -> anyhow::Error {
+    let flags: Vec<&str> = e.quantities().into_iter().map(flag).collect();
+    if flags.is_empty() {
+        anyhow::anyhow!(e)
+    } else {
+        anyhow::anyhow!("{}: {e}", flags.join(", "))
     }
 }
 
@@ -142,7 +154,7 @@ struct DynamicReport {
 }
 
 impl Report {
-    fn build(model: &QueueModel, args: &PlanCrawlersArgs) -> Result<Self> {
+    fn build(model: &QueueModel, args: &PlanCrawlersArgs) -> Result<Self, ModelError> {
         let best = model.optimal_crawlers();
         let first = best.crawlers.saturating_sub(CURVE_HALF_WIDTH).max(1);
         let curve = (first..=best.crawlers + CURVE_HALF_WIDTH)
@@ -475,32 +487,23 @@ mod tests {
     fn bad_input_is_explained() {
         let err = |line: &str| run(&parse(line).unwrap()).unwrap_err().to_string();
         assert!(err("--arrival-rate 0.1 --index-rate 1 --buffer 0")
-            .contains("--buffer must be >= 1 (it counts the page in service)"));
+            .contains("--buffer: the buffer K (pages, the one being indexed included) must be at least 1"));
         assert!(err("--arrival-rate NaN --index-rate 1 --buffer 5")
-            .contains("--arrival-rate must be a finite number > 0"));
+            .starts_with("--arrival-rate: the arrival rate λ"));
         assert!(err("--arrival-rate 0.1 --index-rate inf --buffer 5").contains("--index-rate"));
         // Negative numbers reach our checks (rather than clap's "unknown argument '-1'").
         assert!(
             err("--arrival-rate 0.1 --index-rate 1 --buffer 5 --gamma -1")
-                .contains("--gamma must be a finite number > 0")
+                .starts_with("--gamma: the idle cost γ (lost pages per unit time) must be a finite number > 0")
         );
         assert!(err("--arrival-rate -0.1 --index-rate 1 --buffer 5").contains("--arrival-rate"));
         assert!(
             err("--arrival-rate 0.1 --index-rate 1 --buffer 5 --dynamic --max-crawlers 0")
-                .contains("--max-crawlers must be >= 1")
+                .starts_with("--max-crawlers: the crawler count N must be at least 1")
         );
         // --max-crawlers only means something with --dynamic.
         assert!(parse("--arrival-rate 0.1 --index-rate 1 --buffer 5 --max-crawlers 3").is_err());
         assert!(parse("--arrival-rate 0.1 --index-rate 1 --buffer -2").is_err());
-    }
-
-    #[test]
-    fn recommended_crawlers_is_the_static_optimum() {
-        // Table 1.2, first row: N_s = 73, C_s = 0.17541.
-        let (n, cost) = recommended_crawlers(0.01, 1.0, 5, 0.4).unwrap();
-        assert_eq!(n, 73);
-        assert!((cost - 0.17541).abs() < 0.5e-5);
-        assert!(recommended_crawlers(0.01, 1.0, 0, 0.4).is_err());
     }
 
     #[test]

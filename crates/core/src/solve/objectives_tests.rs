@@ -9,7 +9,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, LogNormal};
 
 use super::arena::Arena;
-use super::reduce::Alone;
+use crate::reduce::Alone;
 use super::tests::{assert_kkt_and_caps as assert_kkt, instance, run, Instance};
 use super::{frontera, kkt, reference, solve, Solution};
 use crate::objective::{discrete, Objective, Page, Response};

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{binary, binary_cost, fixed_interval, harmonic_cost, Objective, Page};
 use crate::exact_sum::ExactSum;
-use crate::solve::reduce::Combine;
+use crate::reduce::Combine;
 
 /// The value of a policy's rates over pages, as exact sums (combine partial values of workers).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::arena::Arena;
 use super::demand::{demand, Demand};
 use super::multiplier::Observation;
-use super::reduce::Combine;
+use crate::reduce::Combine;
 use crate::exact_sum::ExactSum;
 
 /// One worker's share of the spend at a price; combined exactly across workers.

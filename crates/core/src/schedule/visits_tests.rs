@@ -6,7 +6,7 @@ use super::greedy::{greedy_visits, greedy_visits_for};
 use super::visits::*;
 use crate::objective::Response;
 use crate::solve::arena::Arena;
-use crate::solve::reduce::Alone;
+use crate::reduce::Alone;
 use crate::units::Seconds;
 
 const DAY: Seconds = Seconds(86_400.0);
@@ -261,9 +261,9 @@ struct Threads {
     board: std::sync::Arc<(std::sync::Mutex<Vec<Vec<u8>>>, std::sync::Barrier)>,
 }
 
-impl crate::solve::reduce::AllReduce for Threads {
+impl crate::reduce::AllReduce for Threads {
     fn all_reduce<
-        M: crate::solve::reduce::Combine
+        M: crate::reduce::Combine
             + serde::Serialize
             + serde::de::DeserializeOwned
             + Clone

@@ -15,7 +15,8 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 use crate::units::Seconds;
 
 /// How a host's visits are ordered in time (the `--sequencing` option).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum Sequencing {
     /// PUC-Rio Phase 2 MERGE: each page's ideal evenly spaced times, merged into the host's slots.

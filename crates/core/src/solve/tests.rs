@@ -6,7 +6,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, LogNormal, Pareto};
 
 use super::arena::Arena;
-use super::reduce::Alone;
+use crate::reduce::Alone;
 use super::{kkt, reference, solve, Solution};
 use crate::objective::{Objective, Response};
 

@@ -14,7 +14,7 @@
 //! fewest, mean and most active crawlers.
 
 use super::queue::QueueModel;
-use anyhow::{bail, Result};
+use super::error::{ModelError, Quantity};
 
 /// Larger state spaces would take minutes per solve and gigabytes of memory.
 const MAX_STATES: usize = 10_000_000;
@@ -110,18 +110,18 @@ struct Mdp {
 }
 
 impl Mdp {
-    fn new(model: &QueueModel, crawlers: usize) -> Result<Self> {
+    fn new(model: &QueueModel, crawlers: usize) -> Result<Self, ModelError> {
         if crawlers < 1 {
-            bail!("--max-crawlers must be >= 1 (the crawlers available to switch on)");
+            return Err(ModelError::BelowOne(Quantity::Crawlers));
         }
         let states = (model.buffer() + 1)
             .saturating_mul(crawlers + 1)
             .saturating_mul(3);
         if states > MAX_STATES {
-            bail!(
-                "the dynamic model has {states} states (3·(K+1)·(N+1)), above the limit of {MAX_STATES}: \
-                 lower --max-crawlers or --buffer"
-            );
+            return Err(ModelError::TooManyStates {
+                states,
+                limit: MAX_STATES,
+            });
         }
         let lambda = model.arrival_rate_per_crawler();
         let mu = model.index_rate();
@@ -259,18 +259,18 @@ pub fn solve(
     model: &QueueModel,
     available_crawlers: usize,
     settings: &RviSettings,
-) -> Result<DynamicPlan> {
+) -> Result<DynamicPlan, ModelError> {
     if !(settings.tau > 0.0 && settings.tau < 1.0) {
-        bail!(
-            "relative value iteration needs 0 < τ < 1, got {}",
+        return Err(ModelError::BadSettings(format!(
+            "0 < τ < 1, got {}",
             settings.tau
-        );
+        )));
     }
     if !(settings.relative_tolerance > 0.0 && settings.relative_tolerance.is_finite()) {
-        bail!(
-            "relative value iteration needs a finite tolerance > 0, got {}",
+        return Err(ModelError::BadSettings(format!(
+            "a finite tolerance > 0, got {}",
             settings.relative_tolerance
-        );
+        )));
     }
     let mdp = Mdp::new(model, available_crawlers)?;
     let n = mdp.crawlers;
@@ -293,13 +293,12 @@ pub fn solve(
     let budget = settings.max_iterations.min(MAX_WORK / states.len().max(1));
     let (cost, cost_bounds) = loop {
         if iterations >= budget {
-            bail!(
-                "relative value iteration did not converge in {budget} iterations (K = {}, N = {}, {} states); \
-                 large buffers make the queue mix slowly: try a smaller --buffer or --max-crawlers",
-                mdp.buffer,
-                n,
-                states.len()
-            );
+            return Err(ModelError::NotConverged {
+                iterations: budget,
+                buffer: mdp.buffer,
+                crawlers: n,
+                states: states.len(),
+            });
         }
         mdp.expected_next(&h, &mut expected);
         // Bounds on the average cost from the change T_τh − h (Odoni's bounds): for any h,
@@ -367,7 +366,7 @@ pub fn solve(
 }
 
 /// The optimal policy with no limit on available crawlers (Table 1.3): re-solves with a doubled cap until the cap no longer matters.
-pub fn solve_unrestricted(model: &QueueModel, settings: &RviSettings) -> Result<DynamicPlan> {
+pub fn solve_unrestricted(model: &QueueModel, settings: &RviSettings) -> Result<DynamicPlan, ModelError> {
     // Table 1.3 needs up to 2.5 × N_s crawlers; start near that and double while the cap
     // shapes the answer: when the recurrent class reaches it, or when the switching curve
     // still activates just below it.
@@ -398,7 +397,7 @@ fn stationary_behaviour(
     states: &[usize],
     start: usize,
     max_iterations: usize,
-) -> Result<Stationary> {
+) -> Result<Stationary, ModelError> {
     let mut forward: Vec<Vec<(usize, f64)>> = vec![Vec::new(); mdp.len()];
     let mut backward: Vec<Vec<usize>> = vec![Vec::new(); mdp.len()];
     for &x in states {
@@ -459,7 +458,7 @@ fn stationary_behaviour(
         }
     }
     if !converged {
-        bail!("the optimal policy's stationary distribution did not converge in {max_iterations} iterations");
+        return Err(ModelError::StationaryNotConverged(max_iterations));
     }
 
     let (mut starvation_probability, mut lost_epochs, mut mean_active) = (0.0, 0.0, 0.0);
@@ -820,17 +819,17 @@ mod tests {
     }
 
     #[test]
-    fn errors_name_the_flag_or_the_fix() {
+    fn errors_name_the_quantity_or_the_fix() {
         let model = QueueModel::new(0.01, 1.0, 5, 1.0).unwrap();
         let err = solve(&model, 0, &RviSettings::default())
             .unwrap_err()
             .to_string();
-        assert!(err.contains("--max-crawlers must be >= 1"), "{err}");
+        assert!(err.contains("the crawler count N must be at least 1"), "{err}");
         let big = QueueModel::new(0.01, 1.0, 100_000, 1.0).unwrap();
         let err = solve(&big, 1_000, &RviSettings::default())
             .unwrap_err()
             .to_string();
-        assert!(err.contains("lower --max-crawlers or --buffer"), "{err}");
+        assert!(err.contains("lower the buffer K or the crawler count N"), "{err}");
         let tight = RviSettings {
             max_iterations: 3,
             ..RviSettings::default()

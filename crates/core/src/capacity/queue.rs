@@ -6,8 +6,7 @@
 //! lost. With load ρ = Nλ/μ the cost is γ·P(indexer idle) + loss rate (eqs. 1.1–1.4):
 //! γ prices an idle indexer in lost pages per unit time.
 
-use super::validate::check_positive;
-use anyhow::{bail, Result};
+use super::error::{check_positive, ModelError, Quantity};
 
 /// Past this many crawlers the search for the optimum is refused: the inputs are almost surely in the wrong units.
 const MAX_CRAWLERS: f64 = 1e12;
@@ -37,31 +36,19 @@ pub struct StaticPerformance {
 }
 
 impl QueueModel {
-    /// Validates λ, μ, K, γ of §1.2.1; errors name the CLI flag to fix.
+    /// Validates λ, μ, K, γ of §1.2.1; errors name the quantity to fix.
     pub fn new(
         arrival_rate_per_crawler: f64,
         index_rate: f64,
         buffer: usize,
         gamma: f64,
-    ) -> Result<Self> {
-        check_positive(
-            "--arrival-rate",
-            arrival_rate_per_crawler,
-            "pages per unit time delivered by ONE crawler",
-        )?;
-        check_positive(
-            "--index-rate",
-            index_rate,
-            "pages per unit time the indexer completes, same time unit",
-        )?;
+    ) -> Result<Self, ModelError> {
+        check_positive(Quantity::ArrivalRate, arrival_rate_per_crawler)?;
+        check_positive(Quantity::IndexRate, index_rate)?;
         if buffer < 1 {
-            bail!("--buffer must be >= 1 (it counts the page in service)");
+            return Err(ModelError::BelowOne(Quantity::Buffer));
         }
-        check_positive(
-            "--gamma",
-            gamma,
-            "cost of an idle indexer in lost pages per unit time",
-        )?;
+        check_positive(Quantity::IdleCost, gamma)?;
         let model = Self {
             arrival_rate_per_crawler,
             index_rate,
@@ -72,11 +59,12 @@ impl QueueModel {
         // cannot be represented, instead of looping or overflowing later.
         let worst = model.load_upper_bound() * index_rate / arrival_rate_per_crawler;
         if !worst.is_finite() || worst > MAX_CRAWLERS {
-            bail!(
-                "--arrival-rate {arrival_rate_per_crawler} is too small next to --index-rate {index_rate}: \
-                 the optimum could need up to {worst:.3e} crawlers (limit {MAX_CRAWLERS:e}); \
-                 check that both rates use the same time unit"
-            );
+            return Err(ModelError::RatesOutOfScale {
+                arrival_rate: arrival_rate_per_crawler,
+                index_rate,
+                worst,
+                limit: MAX_CRAWLERS,
+            });
         }
         Ok(model)
     }
@@ -425,12 +413,14 @@ mod tests {
     }
 
     #[test]
-    fn errors_name_the_flag() {
-        let msg = |r: Result<QueueModel>| r.unwrap_err().to_string();
-        assert!(msg(QueueModel::new(f64::NAN, 1.0, 5, 1.0)).contains("--arrival-rate"));
-        assert!(msg(QueueModel::new(0.1, -1.0, 5, 1.0)).contains("--index-rate"));
-        assert!(msg(QueueModel::new(0.1, 1.0, 0, 1.0)).contains("--buffer must be >= 1"));
-        assert!(msg(QueueModel::new(0.1, 1.0, 5, f64::INFINITY)).contains("--gamma"));
+    fn errors_name_the_quantity() {
+        let quantities = |r: Result<QueueModel, ModelError>| r.unwrap_err().quantities();
+        let msg = |r: Result<QueueModel, ModelError>| r.unwrap_err().to_string();
+        assert_eq!(quantities(QueueModel::new(f64::NAN, 1.0, 5, 1.0)), [Quantity::ArrivalRate]);
+        assert_eq!(quantities(QueueModel::new(0.1, -1.0, 5, 1.0)), [Quantity::IndexRate]);
+        assert_eq!(quantities(QueueModel::new(0.1, 1.0, 0, 1.0)), [Quantity::Buffer]);
+        assert_eq!(quantities(QueueModel::new(0.1, 1.0, 5, f64::INFINITY)), [Quantity::IdleCost]);
+        assert!(msg(QueueModel::new(0.1, 1.0, 0, 1.0)).contains("the buffer K"));
         assert!(msg(QueueModel::new(1e-300, 1.0, 5, 1.0)).contains("same time unit"));
     }
 

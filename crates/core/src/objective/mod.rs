@@ -16,7 +16,8 @@ pub mod value;
 use serde::{Deserialize, Serialize};
 
 /// The freshness objective of a run (what "fresh" means to the crawl team), or a baseline policy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum Objective {
     /// Harmonic staleness (NeurIPS'19 LambdaCrawl): penalises every missed change, never starves a page.

@@ -1,0 +1,23 @@
+//! The math of revisit, free of dataflow and files: every function here works on plain slices and
+//! asks its environment only for all-reduces ([`reduce::AllReduce`]), so the same code runs in
+//! unit tests and inside the distributed job.
+//!
+//! Layers, each importing only those above it:
+//! - [`units`], [`exact_sum`], [`reduce`]: what a number is, exact sums, combining partials;
+//! - [`objective`]: each URL's best response to a price and the value of any rates;
+//! - [`solve`]: the global multiplier, per-host caps and rates (the problem and its optimum);
+//! - [`schedule`]: integer visits, host timetables, crawler assignment and sequencing, and the exact
+//!   value of visit times;
+//! - [`estimate`]: change rates from observation histories;
+//! - [`fetch_time`]: staleness when fetches take random time;
+//! - [`capacity`]: how many crawlers should feed an indexer.
+
+pub mod capacity;
+pub mod estimate;
+pub mod exact_sum;
+pub mod fetch_time;
+pub mod objective;
+pub mod reduce;
+pub mod schedule;
+pub mod solve;
+pub mod units;
