@@ -14,7 +14,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Zipf};
 
-use revisit_core::objective::{Objective, Response};
+use revisit_core::objective::Objective;
+use revisit_core::reduce::Alone;
 use revisit_core::schedule::assign::assign;
 use revisit_core::schedule::crawler::{crawler_phases, sequence_crawler, CrawlerHost};
 use revisit_core::schedule::evaluate::evaluate_page;
@@ -24,9 +25,8 @@ use revisit_core::schedule::timetable::{
 use revisit_core::schedule::visits::{
     host_visit_cap, integer_visits, visit_budget, EvenlySpaced, VisitObjective, VisitProblem,
 };
-use revisit_core::solve::arena::Arena;
-use revisit_core::reduce::Alone;
-use revisit_core::units::Seconds;
+use revisit_core::solve::{Pages, PagesBuilder, Problem};
+use revisit_core::units::{PerDay, Seconds};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -55,35 +55,34 @@ fn puc_rio(pages: usize, seed: u64) {
         })
         .collect();
     rows.sort_by_key(|r| r.0);
-    let mut arena = Arena::new();
+    let mut b = PagesBuilder::new();
     let mut host_keys = vec![];
     let mut k = 0;
     while k < rows.len() {
         let host = rows[k].0;
         let end = k + rows[k..].iter().take_while(|r| r.0 == host).count();
-        arena.push_host(
-            f64::INFINITY,
-            rows[k..end]
-                .iter()
-                .map(|r| (1.0, r.1, Response::FixedInterval)),
+        b.push_host(
+            PerDay(f64::INFINITY),
+            rows[k..end].iter().map(|r| (1.0, r.1, false)),
         );
         host_keys.push(host);
         k = end;
     }
-    let keys: Vec<u64> = (0..arena.pages() as u64).collect();
+    let arena = b.build().expect("valid pages");
+    let keys: Vec<u64> = (0..arena.len() as u64).collect();
     let cap = host_visit_cap(horizon, delay);
     let caps = vec![cap; arena.hosts()];
     let budget = visit_budget(crawlers as f64 * crawler_rate * 86_400.0, horizon);
     println!(
         "(a) PUC-Rio: {} pages on {} servers (largest {}), cap {cap} visits/server, budget {budget}",
-        arena.pages(),
+        arena.len(),
         arena.hosts(),
         (0..arena.hosts()).map(|h| arena.host_pages(h).len()).max().unwrap_or(0),
     );
 
     let t = Instant::now();
     let problem = VisitProblem {
-        arena: &arena,
+        pages: &arena,
         caps: &caps,
         keys: &keys,
         horizon,
@@ -192,7 +191,7 @@ fn puc_rio(pages: usize, seed: u64) {
 /// crawlers actually served (`served[h]` = fetch times of host h's visits in order; visits beyond
 /// its length were dropped).
 fn mean_staleness(
-    arena: &Arena,
+    arena: &Pages,
     tables: &[HostTimetable],
     served: Option<&[Vec<f64>]>,
     horizon: Seconds,
@@ -209,11 +208,11 @@ fn mean_staleness(
         }
         for (local, i) in r.enumerate() {
             times[local].sort_by(f64::total_cmp);
-            sum += arena.importance[i]
-                * evaluate_page(&times[local], arena.change_rate[i], horizon).stale;
+            sum += arena.importance()[i]
+                * evaluate_page(&times[local], arena.change_rate()[i], horizon).stale;
         }
     }
-    let weight: f64 = arena.importance.iter().sum();
+    let weight: f64 = arena.importance().iter().sum();
     sum / weight
 }
 
@@ -241,30 +240,30 @@ fn pnas_fig1(seed: u64) {
             let mut line = format!("  {name}, T = {horizon_days} days:");
             for bandwidth in 1..=10 {
                 let r = bandwidth as f64;
-                let mut arena = Arena::new();
-                arena.push_host(
-                    f64::INFINITY,
-                    (0..n).map(|i| {
-                        (
-                            mu[i],
-                            lambda[i],
-                            Response::of(Objective::BinaryFixed, false),
-                        )
-                    }),
+                let mut b = PagesBuilder::new();
+                b.push_host(
+                    PerDay(f64::INFINITY),
+                    (0..n).map(|i| (mu[i], lambda[i], false)),
                 );
-                let opt = revisit_core::solve::solve(&arena, r, &mut Alone, |_, _, _| {});
+                let arena = b.build().expect("valid pages");
+                let problem =
+                    Problem::new(&arena, Objective::BinaryFixed, r).expect("a positive bandwidth");
+                let opt = revisit_core::solve::solve(&problem, &mut Alone, |_, _, _| {});
                 let weight: f64 = mu.iter().sum();
                 let opt_fresh: f64 = (0..n)
                     .map(|i| {
                         mu[i]
-                            * revisit_core::objective::fixed_interval::freshness(lambda[i], opt.rates[i])
+                            * revisit_core::objective::fixed_interval::freshness(
+                                lambda[i],
+                                opt.rates[i],
+                            )
                     })
                     .sum::<f64>()
                     / weight;
                 let keys: Vec<u64> = (0..n as u64).collect();
                 let caps = [u32::MAX];
                 let p = VisitProblem {
-                    arena: &arena,
+                    pages: &arena,
                     caps: &caps,
                     keys: &keys,
                     horizon,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end benchmark (issue 2): generate N URLs (default 10M), then measure in one run the bare
+# End-to-end benchmark: generate N URLs (default 10M), then measure in one run the bare
 # Parquet read + write of the same data and the revisit job, on the same threads; print one JSON line.
 #
 #   scripts/bench.sh                 # 10M URLs, 2 workers, data in bench-data/ (kept between runs)

@@ -1,12 +1,14 @@
 //! revisit: freshness-optimal, polite crawl rates and timetables as a timely-dataflow batch job.
 //!
-//! The math is the `revisit-core` crate (no dataflow, no files). Here: [`io`] reads and writes
-//! files; [`job`] is the dataflow that shards hosts over workers and drives the solver's rounds;
-//! [`cli`] turns command lines into plans and runs them; [`report`] is what a run tells.
+//! The math is the `revisit-core` crate (no dataflow, no files). Here, each layer importing only
+//! those before it: [`io`] reads and writes files; [`plan`] is what a command will do, resolved
+//! once; [`report`] is what it tells; [`job`] is the dataflow that shards hosts over workers and
+//! drives the solver's rounds; [`cli`] turns command lines into plans and runs them.
 
 pub mod cli;
 pub mod gen;
 pub mod io;
 pub mod job;
+pub mod plan;
 pub mod report;
 pub mod rfc3339;

@@ -6,9 +6,9 @@ mod common;
 use std::collections::HashMap;
 
 use common::*;
-use revisit_core::objective::{Objective, Response};
+use revisit_core::objective::Objective;
 use revisit_core::reduce::Alone;
-use revisit_core::solve::{arena::Arena, solve};
+use revisit_core::solve::{solve, PagesBuilder, Problem};
 use revisit_core::units::{politeness_cap, Seconds};
 
 /// The arguments of one run of these tests.
@@ -149,21 +149,21 @@ fn the_job_equals_the_solver_core_and_is_polite() {
                 .or_default()
                 .push((p.0, p.2, p.3, p.4));
         }
-        let mut arena = Arena::new();
+        let mut b = PagesBuilder::new();
         let mut urls = Vec::new();
         for (host, mut members) in by_host {
             members.sort_by(|a, b| a.0.cmp(&b.0));
             let delay = delays.get(&host).copied().unwrap_or(15.0);
-            arena.push_host(
-                politeness_cap(Seconds(delay)).0,
-                members
-                    .iter()
-                    .map(|m| (m.1, m.2, Response::of(objective, m.3))),
+            b.push_host(
+                politeness_cap(Seconds(delay)),
+                members.iter().map(|m| (m.1, m.2, m.3)),
             );
             urls.extend(members.into_iter().map(|m| m.0));
         }
+        let pages = b.build().unwrap();
         let bandwidth = 0.3 * 20_000.0;
-        let sol = solve(&arena, bandwidth, &mut Alone, |_, _, _| {});
+        let problem = Problem::new(&pages, objective, bandwidth).unwrap();
+        let sol = solve(&problem, &mut Alone, |_, _, _| {});
         // The job orders a host's pages by URL hash, this rebuild by URL: per-host sums may round
         // differently in the last bit, so the multipliers agree to a few ulps rather than bitwise.
         let nu = s["multiplier"].as_f64().unwrap();
@@ -181,7 +181,7 @@ fn the_job_equals_the_solver_core_and_is_polite() {
             let got = job.get(url.as_str()).copied().unwrap_or(0.0);
             // A few ulps of the multiplier move sqrt(mu lambda/theta) - lambda by ulps of
             // rate + lambda (binary), so that is the scale of agreement.
-            let scale = sol.rates[i] + arena.change_rate[i];
+            let scale = sol.rates[i] + pages.change_rate()[i];
             assert!(
                 (got - sol.rates[i]).abs() <= 1e-13 * scale,
                 "{url}: {got} vs {}",

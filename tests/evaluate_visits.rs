@@ -505,6 +505,7 @@ fn bad_visits_rows_are_counted_and_the_first_named() {
             &[
                 "--visits",
                 visits.to_str().unwrap(),
+                "--visits",
                 other.to_str().unwrap(),
             ],
             &["disagree", "night.parquet", "other.parquet"],

@@ -7,9 +7,9 @@ mod common;
 use std::collections::{BTreeMap, HashMap};
 
 use common::*;
-use revisit_core::objective::{Objective, Response};
+use revisit_core::objective::Objective;
 use revisit_core::reduce::Alone;
-use revisit_core::solve::{arena::Arena, solve};
+use revisit_core::solve::{solve, PagesBuilder, Problem};
 use revisit_core::units::{politeness_cap, Seconds};
 
 #[test]
@@ -72,26 +72,25 @@ fn every_objective_runs_on_the_sample_and_equals_the_solver_core() {
         );
 
         // The same problem solved by the library alone.
-        let mut arena = Arena::new();
+        let mut b = PagesBuilder::new();
         let mut urls = Vec::new();
         for (host, members) in &by_host {
             let mut members = members.clone();
             members.sort_by(|a, b| a.0.cmp(&b.0));
             let delay = delays.get(host).copied().unwrap_or(15.0);
             let mu = |m: &(String, f64, f64, bool)| if value_per_change { m.1 * m.2 } else { m.1 };
-            arena.push_host(
-                politeness_cap(Seconds(delay)).0,
-                members
-                    .iter()
-                    .map(|m| (mu(m), m.2, Response::of(objective, m.3))),
+            b.push_host(
+                politeness_cap(Seconds(delay)),
+                members.iter().map(|m| (mu(m), m.2, m.3)),
             );
             urls.extend(members.into_iter().map(|m| m.0));
         }
-        arena.slot_days = 1.0 / bandwidth;
-        if eps > 0.0 {
-            arena.set_floor(eps * bandwidth / pages.len() as f64);
-        }
-        let sol = solve(&arena, bandwidth, &mut Alone, |_, _, _| {});
+        let arena = b.build().unwrap();
+        let problem = Problem::new(&arena, objective, bandwidth)
+            .unwrap()
+            .with_floor(eps, pages.len() as u64)
+            .unwrap();
+        let sol = solve(&problem, &mut Alone, |_, _, _| {});
         let nu = s["multiplier"].as_f64().unwrap();
         assert!(
             (nu - sol.multiplier).abs() <= 1e-12 * sol.multiplier,
@@ -108,13 +107,13 @@ fn every_objective_runs_on_the_sample_and_equals_the_solver_core() {
                 h += 1;
             }
             let got = job.get(url.as_str()).copied().unwrap_or(0.0);
-            let scale = sol.rates[i] + arena.change_rate[i];
+            let scale = sol.rates[i] + arena.change_rate()[i];
             assert!(
                 (got - sol.rates[i]).abs() <= 1e-10 * scale,
                 "{case} {url}: {got} vs {}",
                 sol.rates[i]
             );
-            let (lo, _) = arena.bounds(h, i);
+            let (lo, _) = problem.bounds(h, i);
             assert!(
                 got >= lo * (1.0 - 1e-12),
                 "{case} {url}: {got} under its floor {lo}"

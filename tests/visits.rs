@@ -10,16 +10,15 @@ use std::path::Path;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, TimestampMicrosecondType};
 use common::*;
-use revisit::job::arrange::url_key;
-use revisit_core::objective::Response;
+use revisit::job::keys::url_key;
+use revisit_core::reduce::Alone;
 use revisit_core::schedule::evaluate::evaluate_page;
 use revisit_core::schedule::timetable::cyclic_gaps;
 use revisit_core::schedule::visits::{
     host_visit_cap, integer_visits, visit_budget, VisitObjective, VisitProblem,
 };
-use revisit_core::reduce::Alone;
-use revisit_core::solve::arena::Arena;
-use revisit_core::units::Seconds;
+use revisit_core::solve::PagesBuilder;
+use revisit_core::units::{PerDay, Seconds};
 
 /// Gaps in the tables are f64 differences of times computed in f64: they hold to this (README).
 const TOLERANCE_S: f64 = 1e-6;
@@ -93,21 +92,22 @@ fn library_counts(data: &Path, bandwidth: f64) -> HashMap<String, u32> {
         by_host.entry(host).or_default().push((url, mu, lambda));
     }
     let horizon = Seconds(HORIZON_S);
-    let (mut arena, mut caps, mut keys, mut urls) = (Arena::new(), vec![], vec![], vec![]);
+    let (mut b, mut caps, mut keys, mut urls) = (PagesBuilder::new(), vec![], vec![], vec![]);
     for (host, pages) in &by_host {
         let delay = delays.get(host).copied().unwrap_or(DEFAULT_DELAY_S);
         caps.push(host_visit_cap(horizon, Seconds(delay)));
-        arena.push_host(
-            f64::INFINITY,
-            pages.iter().map(|p| (p.1, p.2, Response::FixedInterval)),
+        b.push_host(
+            PerDay(f64::INFINITY),
+            pages.iter().map(|p| (p.1, p.2, false)),
         );
         for p in pages {
             keys.push(url_key(p.0.as_bytes()));
             urls.push(p.0.clone());
         }
     }
+    let arena = b.build().unwrap();
     let problem = VisitProblem {
-        arena: &arena,
+        pages: &arena,
         caps: &caps,
         keys: &keys,
         horizon,

@@ -11,8 +11,10 @@ use revisit_core::capacity::{ModelError, Quantity};
 const CURVE_HALF_WIDTH: usize = 4;
 
 /// Flags of `revisit plan-crawlers` (static plan by eq. 1.4 and Prop. 1, dynamic plan by Prop. 6).
-#[derive(clap::Args, Debug, Clone, PartialEq)]
+#[derive(clap::Args, Debug, Clone)]
 pub struct PlanCrawlersArgs {
+    #[command(flatten)]
+    pub job: super::shared::JobArg,
     /// Pages per unit time that ONE active crawler hands to the indexer (λ, a Poisson rate).
     ///
     /// Any time unit works as long as --index-rate and --gamma use the same one.
@@ -53,8 +55,11 @@ pub struct PlanCrawlersArgs {
     ///
     /// Solved by relative value iteration (Prop. 6); prints the average cost, the fewest,
     /// mean and most active crawlers, and the switching-curve policy.
-    #[arg(long)]
+    #[arg(long, overrides_with = "no_dynamic")]
     pub dynamic: bool,
+    /// No dynamic plan (undoes --dynamic from a job file).
+    #[arg(long, overrides_with = "dynamic", hide_short_help = true)]
+    pub no_dynamic: bool,
 
     /// With --dynamic: crawlers available to switch on (N) [default: no limit].
     ///
@@ -64,8 +69,11 @@ pub struct PlanCrawlersArgs {
     pub max_crawlers: Option<usize>,
 
     /// Print JSON ({"static":{..},"approx":{..},"dynamic":{..}}) instead of tables.
-    #[arg(long)]
+    #[arg(long, overrides_with = "no_json")]
     pub json: bool,
+    /// Print tables (undoes --json from a job file).
+    #[arg(long, overrides_with = "json", hide_short_help = true)]
+    pub no_json: bool,
 }
 
 /// Runs `revisit plan-crawlers`: the human tables, or JSON with `--json`.
@@ -486,15 +494,19 @@ mod tests {
     #[test]
     fn bad_input_is_explained() {
         let err = |line: &str| run(&parse(line).unwrap()).unwrap_err().to_string();
-        assert!(err("--arrival-rate 0.1 --index-rate 1 --buffer 0")
-            .contains("--buffer: the buffer K (pages, the one being indexed included) must be at least 1"));
+        assert!(
+            err("--arrival-rate 0.1 --index-rate 1 --buffer 0").contains(
+                "--buffer: the buffer K (pages, the one being indexed included) must be at least 1"
+            )
+        );
         assert!(err("--arrival-rate NaN --index-rate 1 --buffer 5")
             .starts_with("--arrival-rate: the arrival rate λ"));
         assert!(err("--arrival-rate 0.1 --index-rate inf --buffer 5").contains("--index-rate"));
         // Negative numbers reach our checks (rather than clap's "unknown argument '-1'").
         assert!(
-            err("--arrival-rate 0.1 --index-rate 1 --buffer 5 --gamma -1")
-                .starts_with("--gamma: the idle cost γ (lost pages per unit time) must be a finite number > 0")
+            err("--arrival-rate 0.1 --index-rate 1 --buffer 5 --gamma -1").starts_with(
+                "--gamma: the idle cost γ (lost pages per unit time) must be a finite number > 0"
+            )
         );
         assert!(err("--arrival-rate -0.1 --index-rate 1 --buffer 5").contains("--arrival-rate"));
         assert!(

@@ -163,3 +163,36 @@ pub fn number<'a>(batch: &'a RecordBatch, name: &str) -> Option<NumberColumn<'a>
 pub fn boolean<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a BooleanArray> {
     column(batch, name).and_then(|a| a.as_boolean_opt())
 }
+
+/// A UTF-8 column assembled from bytes and validated once, in bulk (not row by row).
+#[derive(Default)]
+pub struct Utf8Builder {
+    values: Vec<u8>,
+    lengths: Vec<usize>,
+}
+
+impl Utf8Builder {
+    /// Room for `rows` values of `bytes` bytes in all.
+    pub fn with_capacity(rows: usize, bytes: usize) -> Self {
+        Utf8Builder {
+            values: Vec::with_capacity(bytes),
+            lengths: Vec::with_capacity(rows),
+        }
+    }
+
+    /// Appends a value (UTF-8 bytes; checked in [`Utf8Builder::finish`]).
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.values.extend_from_slice(bytes);
+        self.lengths.push(bytes.len());
+    }
+
+    /// The column; fails if the bytes are not UTF-8.
+    pub fn finish(self) -> Result<arrow_array::StringArray> {
+        let offsets = arrow_buffer::OffsetBuffer::<i32>::from_lengths(self.lengths);
+        Ok(arrow_array::StringArray::try_new(
+            offsets,
+            arrow_buffer::Buffer::from_vec(self.values),
+            None,
+        )?)
+    }
+}

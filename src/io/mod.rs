@@ -1,13 +1,16 @@
 //! Files: Parquet readers and writers, schemas, input discovery, atomic publishing.
 //!
-//! Nothing here knows the math; the job layer moves what these functions read and write.
+//! Nothing here knows the math or the dataflow: the job hands rows to these writers and takes rows
+//! from these readers.
 
 pub mod baseline;
+pub mod change_rates_out;
 pub mod columns;
 pub mod fetch_times;
 pub mod history;
 pub mod host_name;
 pub mod hosts;
+pub mod hosts_out;
 pub mod inputs;
 pub mod manifest;
 pub mod pages;
@@ -15,9 +18,10 @@ pub mod pages_fill;
 pub mod parquet_out;
 pub mod plot;
 pub mod publish;
-pub mod rated;
 pub mod rates_in;
-pub mod rows;
+pub mod rates_out;
+pub mod rejected_out;
 pub mod schema;
 pub mod sweep_table;
 pub mod visits_in;
+pub mod visits_out;

@@ -12,7 +12,6 @@ use serde::{Deserialize, Serialize};
 
 use super::columns::{boolean, check_column, number, open_parquet, text, Kind};
 use super::host_name::{host_of, normalize};
-use super::rows::Origin;
 
 /// Rows decoded at a time.
 const BATCH_ROWS: usize = 8192;
@@ -26,6 +25,13 @@ pub struct PageFile {
     pub has_host: bool,
     /// Whether the file has a `complete_obs` column (else every page is incomplete).
     pub has_complete: bool,
+}
+
+/// Where an input row came from: its file (index into the sorted input list) and row in that file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Origin {
+    pub file: u32,
+    pub row: u64,
 }
 
 /// A unit of reading work: one row group of one file.
@@ -286,4 +292,19 @@ pub fn read_unit(
         }
     }
     Ok(())
+}
+
+/// The valid rows of `files` as (url, importance, change rate), in file order, as `run` reads them
+/// (duplicates included).
+pub fn read_all(files: &[PageFile]) -> Result<Vec<(String, f64, f64)>> {
+    let mut rows = Vec::new();
+    for unit in units(files) {
+        read_unit(
+            &files[unit.file as usize],
+            unit,
+            |row| rows.push((row.url.to_owned(), row.importance, row.change_rate)),
+            |_| {},
+        )?;
+    }
+    Ok(rows)
 }

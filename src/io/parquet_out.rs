@@ -15,7 +15,8 @@ use parquet::schema::types::ColumnPath;
 
 /// Rows per row group: large enough for fast scans, small enough for readers to parallelise.
 pub const ROW_GROUP_ROWS: usize = 128 * 1024;
-/// ZSTD level 1: most of the size win of ZSTD at close to Snappy's speed (STACK.md).
+/// ZSTD level 1: most of the size win of ZSTD at close to Snappy's speed (10M rows of url, host
+/// and two numbers: 253 MiB against Snappy's 336 MiB).
 const ZSTD_LEVEL: i32 = 1;
 
 /// A Parquet file being written batch by batch.

@@ -105,3 +105,14 @@ pub fn sweep() -> SchemaRef {
 
 /// Units of the sweep table's numeric columns.
 pub const SWEEP_UNITS: &str = r#"{"bandwidth_fraction":"fetches per day per valid URL","bandwidth":"fetches per day","bandwidth_used":"fetches per day","multiplier":"utility per (fetch per day)","cost_harmonic":"importance x ln (harmonic staleness, NeurIPS'19 eq. 2); null when a changing URL is starved (infinite)","cost_binary":"importance x share of time stale, Poisson crawls","cost_fixed_interval":"importance x share of time stale, evenly spaced crawls","freshness_poisson":"importance-weighted share of time fresh","freshness_fixed_interval":"importance-weighted share of time fresh"}"#;
+
+/// `estimate --out`: every URL's estimated change rate and what it rests on.
+pub fn change_rates() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("url", DataType::Utf8, false),
+        Field::new("change_rate", DataType::Float64, false),
+        Field::new("complete_obs", DataType::Boolean, false),
+        Field::new("observations", DataType::UInt64, false),
+        Field::new("changes", DataType::UInt64, false),
+    ]))
+}

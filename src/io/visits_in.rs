@@ -224,6 +224,25 @@ pub fn read_unit(
     Ok(n - unit.first_row)
 }
 
+/// Every URL's visit times in `files`, in file order (rows outside [0, horizon_s) or without a
+/// url are skipped: a run's own visits have none).
+pub fn read_times(
+    files: &[VisitsFile],
+    horizon_s: f64,
+) -> Result<std::collections::HashMap<String, Vec<f64>>> {
+    let mut times: std::collections::HashMap<String, Vec<f64>> = Default::default();
+    for unit in units(files) {
+        read_unit(
+            &files[unit.file],
+            unit,
+            horizon_s,
+            |url, _, at_s| times.entry(url.to_owned()).or_default().push(at_s),
+            |_| {},
+        )?;
+    }
+    Ok(times)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

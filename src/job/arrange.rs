@@ -1,49 +1,20 @@
 //! From the rows a worker received to its solver arena: grouped by host in a canonical order
 //! (independent of arrival order and worker count), duplicates removed, caps joined.
 
-use xxhash_rust::xxh3::{xxh3_128_with_seed, xxh3_64_with_seed};
-
 use super::flag_sort::{flag_pass, RADIX};
+use super::keys::{host_id, url_id};
+use super::wire::rows::RowBatch;
 use crate::io::hosts::HostDelays;
 use crate::io::pages::{Reason, Rejected};
-use crate::io::rows::RowBatch;
-use revisit_core::objective::{Objective, Response};
-use revisit_core::solve::arena::Arena;
+use crate::plan::PagesPlan;
+use revisit_core::solve::pages::{Pages, PagesError};
 use revisit_core::units::{politeness_cap, Seconds};
 
-/// Seed of the host key (crawler assignment, canonical order).
-const HOST_KEY_SEED: u64 = 0x686f_7374;
-/// Seed of URL hashes (canonical order inside a host).
-const URL_KEY_SEED: u64 = 0x0075_726c;
-/// Seed of the routing hash: independent of the host key, so the worker a host lands on says
-/// nothing about its crawler (STACK.md gotcha 4).
-const ROUTE_SEED: u64 = 0x0072_6f75_7465;
-
-/// The 64-bit key of a host (stable across runs, machines and worker counts), for crawler
-/// assignment: the low bits of its 128-bit identity.
-#[inline]
-pub fn host_key(host: &[u8]) -> u64 {
-    host_key128(host) as u64
-}
-
-/// A stable 64-bit key of a URL (the low bits of the identity that orders a host's pages): the
-/// same on every worker count, so the integer visits split their ties by it.
-#[inline]
-pub fn url_key(url: &[u8]) -> u64 {
-    xxh3_128_with_seed(url, URL_KEY_SEED) as u64
-}
-
-/// The worker a host's pages go to.
-#[inline]
-pub fn route(host: &[u8], peers: usize) -> u32 {
-    (xxh3_64_with_seed(host, ROUTE_SEED) % peers as u64) as u32
-}
-
-/// A worker's pages in canonical order, grouped by host, in columns: the solver's arena plus what
-/// the output needs (URL text, observability, host names). Of the received batches only the text
-/// is kept (the URLs point into it).
+/// A worker's pages in canonical order, grouped by host, in columns: the solver's pages plus what
+/// the output needs (URL text, host names). Of the received batches only the text is kept (the
+/// URLs point into it).
 pub struct Arranged {
-    pub arena: Arena,
+    pub pages: Pages,
     /// The importance column as read, when the solver's importance differs from it
     /// (`--value-per-change`); empty otherwise.
     pub input_importance: Vec<f64>,
@@ -51,16 +22,15 @@ pub struct Arranged {
     /// order faulted in a fresh buffer the size of all URLs (the largest single cost of arranging),
     /// while readers of URLs (the writers, the timetable) copy them out once anyway.
     texts: Vec<Vec<u8>>,
-    /// Where each page's URL is in `texts`, in arena order.
+    /// Where each page's URL is in `texts`, in page order.
     url_at: Vec<UrlAt>,
-    pub complete_obs: Vec<bool>,
-    /// Name of each arena host.
+    /// Name of each host.
     pub host_names: Vec<String>,
-    /// Key of each arena host (for crawler assignment).
+    /// Key of each host (for crawler assignment).
     pub host_keys: Vec<u64>,
-    /// 128-bit identity of each arena host (for the canonical order of output rows).
+    /// 128-bit identity of each host (for the canonical order of output rows).
     pub host_ids: Vec<u128>,
-    /// Politeness delay of each arena host (from the hosts table, else the default).
+    /// Politeness delay of each host (from the hosts table, else the default).
     pub host_delays: Vec<Seconds>,
     /// Rows dropped as duplicates of an earlier row (first by file, then row).
     pub duplicates: Vec<Rejected>,
@@ -173,9 +143,9 @@ pub fn canonical_order(batches: &[RowBatch], starts: &[u32]) -> Vec<RowKey> {
     let mut keys: Vec<RowKey> = Vec::with_capacity(batches.iter().map(RowBatch::len).sum());
     for (b, batch) in batches.iter().enumerate() {
         for r in 0..batch.len() {
-            let url_key = xxh3_128_with_seed(batch.url_bytes(r), URL_KEY_SEED);
+            let url_key = url_id(batch.url_bytes(r));
             keys.push(RowKey {
-                host: split(host_key128(batch.host_bytes(r))),
+                host: split(host_id(batch.host_bytes(r))),
                 url_high: (url_key >> 64) as u64,
                 url_low: (url_key >> 32) as u32,
                 row: starts[b] + r as u32,
@@ -205,12 +175,6 @@ pub fn canonical_order(batches: &[RowBatch], starts: &[u32]) -> Vec<RowKey> {
     keys
 }
 
-/// The 128-bit identity of a host (its low 64 bits are [`host_key`]).
-#[inline]
-fn host_key128(host: &[u8]) -> u128 {
-    xxh3_128_with_seed(host, HOST_KEY_SEED)
-}
-
 /// The numbers of a row on their way to the arranged columns: importance, change rate, complete
 /// observation, and padding to the size of a key, whose buffer records reuse.
 type Record = (f64, f64, bool, u64);
@@ -223,27 +187,8 @@ const _: () = assert!(
         && std::mem::align_of::<Record>() == std::mem::align_of::<RowKey>()
 );
 
-/// How the solver reads the rows: the objective, and whether `importance` is a value per change.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Reading {
-    pub objective: Objective,
-    /// The importance column is Frontera's w, the value of a new version: mu = w x change_rate.
-    pub value_per_change: bool,
-}
-
-impl Reading {
-    /// The solver's importance mu of a row.
-    #[inline]
-    pub fn importance(self, importance: f64, change_rate: f64) -> f64 {
-        if self.value_per_change {
-            importance * change_rate
-        } else {
-            importance
-        }
-    }
-}
-
-/// Arranges `batches` for `reading`, with per-host delays and the default delay.
+/// Arranges `batches` as `plan` reads them, with per-host delays (the plan's default for the hosts
+/// the table does not list).
 ///
 /// Rows are scattered into their canonical positions batch by batch, and each batch is freed once
 /// copied: the sorted store is written while the unsorted one shrinks, so memory stays near one copy,
@@ -252,14 +197,14 @@ impl Reading {
 pub fn arrange(
     mut batches: Vec<RowBatch>,
     delays: &HostDelays,
-    default_delay: Seconds,
-    reading: Reading,
-) -> Arranged {
+    plan: &PagesPlan,
+) -> Result<Arranged, PagesError> {
     let starts = row_starts(&batches);
     let keys = canonical_order(&batches, &starts);
     // Where each row goes in the arranged store, by row number (u32::MAX: a dropped duplicate).
     let mut dest: Vec<u32> = vec![u32::MAX; keys.len()];
-    let mut arena = Arena::new();
+    let mut offsets = vec![0usize];
+    let mut caps = Vec::new();
     let (mut host_names, mut host_keys, mut host_ids) = (Vec::new(), Vec::new(), Vec::new());
     let mut host_delays = Vec::new();
     let mut duplicates = Vec::new();
@@ -269,7 +214,7 @@ pub fn arrange(
         let host = keys[i].host;
         let (fb, fr) = locate(&starts, keys[i].row);
         let name = batches[fb].host(fr).to_owned();
-        let delay = delays.get(&name).copied().unwrap_or(default_delay);
+        let delay = delays.get(&name).copied().unwrap_or(plan.default_delay);
         let cap = if delay.0 > 0.0 {
             politeness_cap(delay).0
         } else {
@@ -299,10 +244,8 @@ pub fn arrange(
             i += 1;
         }
         // the host's pages are filled in below; only the boundary and the cap are known here
-        arena
-            .offsets
-            .push(arena.offsets.last().copied().unwrap_or(0) + pages);
-        arena.cap.push(cap);
+        offsets.push(offsets.last().copied().unwrap_or(0) + pages);
+        caps.push(cap);
         host_names.push(name);
         let id = join(host);
         host_keys.push(id as u64);
@@ -340,37 +283,28 @@ pub fn arrange(
         texts.push(std::mem::take(&mut batch.text));
         *batch = RowBatch::default();
     }
-    let importance: Vec<f64> = records
-        .iter()
-        .map(|r| reading.importance(r.0, r.1))
-        .collect();
+    let importance: Vec<f64> = records.iter().map(|r| plan.importance(r.0, r.1)).collect();
     // the input's own importance, for the output, where the solver reads it differently
-    let input_importance: Vec<f64> = if reading.value_per_change {
+    let input_importance: Vec<f64> = if plan.value_per_change {
         records.iter().map(|r| r.0).collect()
     } else {
         Vec::new()
     };
     let change_rate: Vec<f64> = records.iter().map(|r| r.1).collect();
     let complete_obs: Vec<bool> = records.iter().map(|r| r.2).collect();
-    let response: Vec<Response> = complete_obs
-        .iter()
-        .map(|&c| Response::of(reading.objective, c))
-        .collect();
     drop(records);
     drop(dest);
-    arena.importance = importance;
-    arena.change_rate = change_rate;
-    arena.response = response;
-    Arranged {
+    // Rows were validated when read, but --value-per-change's products can still overflow
+    let pages = Pages::from_columns(importance, change_rate, complete_obs, offsets, caps)?;
+    Ok(Arranged {
         input_importance,
-        arena,
+        pages,
         texts,
         url_at,
-        complete_obs,
         host_names,
         host_keys,
         host_ids,
         host_delays,
         duplicates,
-    }
+    })
 }

@@ -1,6 +1,6 @@
 //! The job's first phases, shared by `run`, `sweep` and `evaluate`: read the page set (row groups
-//! spread over the workers), exchange rows by host, and arrange each worker's hosts into the solver's
-//! columnar arena. Every worker ends with the same global counts, or with the same error.
+//! spread over the workers), exchange rows by host, and arrange each worker's hosts into the
+//! solver's columns. Every worker ends with the same global counts, or with the same error.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -8,20 +8,17 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
-use super::arrange::{arrange, route, Arranged, Reading};
+use super::arrange::{arrange, Arranged};
 use super::channel::{Reducer, Shuffle};
-use super::config::PageArgs;
-use super::worker::{fail_point, progress_bar};
+use super::fail_point::fail_point;
+use super::keys::route;
+use super::progress::Progress;
+use super::wire::rows::RowBatch;
+use super::wire::{BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
 use crate::io::pages::{self, Reason, Rejected};
-use crate::io::rows::RowBatch;
 use crate::io::{hosts, inputs};
+use crate::plan::PagesPlan;
 use revisit_core::reduce::{AllReduce, Combine};
-use revisit_core::units::Seconds;
-
-/// Text bytes after which a batch in transit is sent (bounds buffering, amortises per-record costs).
-pub const BATCH_TEXT_BYTES: usize = 1 << 20;
-/// Room past [`BATCH_TEXT_BYTES`] for the row that crosses it (a longer row grows the batch once).
-pub const BATCH_TEXT_SLACK: usize = 4 << 10;
 
 /// A worker's share of the page set, arranged by host, with the counts every worker agrees on.
 pub struct Loaded {
@@ -51,29 +48,28 @@ impl Loaded {
     }
 }
 
-/// Reads, exchanges and arranges the page set of `args` for `reading`; `say` reports progress.
+/// Reads, exchanges and arranges the page set of `plan`.
 ///
-/// Fails alike on every worker: the plan (footers, schemas, hosts table) is read by every worker
+/// Fails alike on every worker: the inputs (footers, schemas, hosts table) are read by every worker
 /// before any data moves, and read errors are agreed by an all-reduce.
 pub fn load(
     reducer: &mut Reducer<'_>,
     pages_channel: &mut Shuffle<RowBatch>,
-    args: &PageArgs,
-    reading: Reading,
-    say: &dyn Fn(String),
+    plan: &PagesPlan,
+    progress: &Progress,
 ) -> Result<Loaded> {
     let index = reducer.worker.index();
     let peers = reducer.worker.peers();
-    let (specs, hosts_path) = args.resolved_inputs();
+    let specs = plan.inputs.clone();
     let files = inputs::expand(&specs)?;
     let page_files = pages::open_all(&files)?;
-    let delays = match &hosts_path {
+    let delays = match &plan.hosts {
         Some(p) => hosts::read(p)?,
         None => Default::default(),
     };
     let units = pages::units(&page_files);
     let total_rows: u64 = units.iter().map(|u| u.rows).sum();
-    say(format!(
+    progress.say(format!(
         "{} files, {} row groups, {} rows; {} workers",
         files.len(),
         units.len(),
@@ -87,11 +83,7 @@ pub fn load(
     let mut rejected: Vec<Rejected> = Vec::new();
     let mut status = ReadStatus::default();
     let mine: Vec<usize> = (index..units.len()).step_by(peers).collect();
-    let bar = progress_bar(
-        index == 0 && !args.quiet,
-        mine.len() as u64,
-        "reading row groups",
-    );
+    let bar = progress.bar(mine.len() as u64, "reading row groups");
     for &u in &mine {
         let unit = units[u];
         let result = pages::read_unit(
@@ -144,16 +136,27 @@ pub fn load(
     }
 
     // Arrange: group by host, drop duplicates, join politeness delays.
-    say(format!(
+    progress.say(format!(
         "received {} batches of rows ({} MiB of URL and host text); arranging by host",
         received.len(),
         received.iter().map(|b| b.text.len()).sum::<usize>() >> 20
     ));
-    let arranged = arrange(received, &delays, Seconds(args.min_delay_s), reading);
-    let counts = reducer.all_reduce(Counts {
-        pages: arranged.arena.pages() as u64,
-        duplicates: arranged.duplicates.len() as u64,
+    let arranged = arrange(received, &delays, plan);
+    let counts = reducer.all_reduce(match &arranged {
+        Ok(a) => Counts {
+            pages: a.pages.len() as u64,
+            duplicates: a.duplicates.len() as u64,
+            error: None,
+        },
+        Err(e) => Counts {
+            error: Some(format!("arranging the pages: {e}")),
+            ..Counts::default()
+        },
     });
+    if let Some(message) = counts.error {
+        bail!(message);
+    }
+    let arranged = arranged?;
     rejected.extend(arranged.duplicates.iter().cloned());
     if counts.pages == 0 {
         bail!(
@@ -164,7 +167,7 @@ pub fn load(
     }
     let mut rejected_by_reason = status.rejected;
     rejected_by_reason[reason_slot(Reason::DuplicateUrl)] += counts.duplicates;
-    say(format!(
+    progress.say(format!(
         "read {} rows: {} pages on {} workers, {} rejected",
         status.rows,
         counts.pages,
@@ -214,11 +217,14 @@ impl Combine for ReadStatus {
 struct Counts {
     pages: u64,
     duplicates: u64,
+    /// A worker whose rows did not make pages.
+    error: Option<String>,
 }
 
 impl Combine for Counts {
     fn combine(&mut self, o: Self) {
         self.pages += o.pages;
         self.duplicates += o.duplicates;
+        self.error = self.error.take().or(o.error);
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! Records reach a worker in a different order on every run, and hosts land on different workers for
 //! different worker counts. Float addition is not associative, so a plain sum would make the multiplier
-//! differ in the 13th digit between runs (STACK.md gotcha 3). Summing exactly and rounding once makes
+//! differ in the 13th digit between runs. Summing exactly and rounding once makes
 //! every reduction, and so every output byte, independent of partitioning and arrival order.
 //!
 //! Each finite f64 is m * 2^(e - 1075) with an integer m < 2^53 and the biased exponent e; we add m

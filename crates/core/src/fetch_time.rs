@@ -424,6 +424,62 @@ pub fn set_figures(fetch: &FetchTime, sums: &PageTerms, urls: u64) -> SetFigures
     }
 }
 
+/// Exact sums of every [`PageTerms`] field over a table's pages, one accumulator per field, so that
+/// workers' partials combine to the same totals however the pages are sharded.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct TableTerms {
+    terms: [crate::exact_sum::ExactSum; PageTerms::LEN],
+    /// The first page whose terms could not be computed (an invalid change rate or share).
+    pub error: Option<String>,
+}
+
+impl TableTerms {
+    /// Adds one host's pages, their terms summed in page order: rates and change rates per day,
+    /// `total_rate` the table's sum of rates over every worker. The mapping from a table to the
+    /// model of one crawler fetching back to back: page i gets the share f_i = rate_i / total of
+    /// the fetches, and changes at μ_i = change_rate_i / 86400 per second (fetch times in seconds).
+    pub fn add_host(
+        &mut self,
+        fetch: &FetchTime,
+        change_rates: &[f64],
+        rates: &[f64],
+        total_rate: f64,
+    ) {
+        let mut host = PageTerms::default();
+        for (&lambda, &rate) in change_rates.iter().zip(rates) {
+            let share = if total_rate > 0.0 {
+                (rate / total_rate).min(1.0)
+            } else {
+                0.0
+            };
+            let per_second = lambda / crate::units::SECONDS_PER_DAY;
+            match PageTerms::of(fetch, per_second, share) {
+                Ok(terms) => host.add(&terms),
+                Err(e) => {
+                    self.error.get_or_insert(format!("{e:#}"));
+                }
+            }
+        }
+        for (sum, x) in self.terms.iter_mut().zip(host.to_array()) {
+            sum.add(x);
+        }
+    }
+
+    /// The totals.
+    pub fn totals(&self) -> PageTerms {
+        PageTerms::from_array(std::array::from_fn(|k| self.terms[k].value()))
+    }
+}
+
+impl crate::reduce::Combine for TableTerms {
+    fn combine(&mut self, o: Self) {
+        self.error = self.error.take().or(o.error);
+        for (a, b) in self.terms.iter_mut().zip(&o.terms) {
+            a.merge(b);
+        }
+    }
+}
+
 /// Fails unless `value` is finite and > 0 (NaN included: it would slip through `value <= 0.0`);
 /// the error names the quantity and its unit.
 fn check_positive(quantity: &str, value: f64, unit: &str) -> Result<()> {

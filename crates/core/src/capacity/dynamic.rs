@@ -13,8 +13,8 @@
 //! monotone switching curve of Figures 1.5–1.7, and its stationary distribution gives the
 //! fewest, mean and most active crawlers.
 
-use super::queue::QueueModel;
 use super::error::{ModelError, Quantity};
+use super::queue::QueueModel;
 
 /// Larger state spaces would take minutes per solve and gigabytes of memory.
 const MAX_STATES: usize = 10_000_000;
@@ -366,7 +366,10 @@ pub fn solve(
 }
 
 /// The optimal policy with no limit on available crawlers (Table 1.3): re-solves with a doubled cap until the cap no longer matters.
-pub fn solve_unrestricted(model: &QueueModel, settings: &RviSettings) -> Result<DynamicPlan, ModelError> {
+pub fn solve_unrestricted(
+    model: &QueueModel,
+    settings: &RviSettings,
+) -> Result<DynamicPlan, ModelError> {
     // Table 1.3 needs up to 2.5 × N_s crawlers; start near that and double while the cap
     // shapes the answer: when the recurrent class reaches it, or when the switching curve
     // still activates just below it.
@@ -824,12 +827,18 @@ mod tests {
         let err = solve(&model, 0, &RviSettings::default())
             .unwrap_err()
             .to_string();
-        assert!(err.contains("the crawler count N must be at least 1"), "{err}");
+        assert!(
+            err.contains("the crawler count N must be at least 1"),
+            "{err}"
+        );
         let big = QueueModel::new(0.01, 1.0, 100_000, 1.0).unwrap();
         let err = solve(&big, 1_000, &RviSettings::default())
             .unwrap_err()
             .to_string();
-        assert!(err.contains("lower the buffer K or the crawler count N"), "{err}");
+        assert!(
+            err.contains("lower the buffer K or the crawler count N"),
+            "{err}"
+        );
         let tight = RviSettings {
             max_iterations: 3,
             ..RviSettings::default()

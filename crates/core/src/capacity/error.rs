@@ -66,9 +66,7 @@ pub enum ModelError {
         crawlers: usize,
         states: usize,
     },
-    #[error(
-        "the optimal policy's stationary distribution did not converge in {0} iterations"
-    )]
+    #[error("the optimal policy's stationary distribution did not converge in {0} iterations")]
     StationaryNotConverged(usize),
 }
 

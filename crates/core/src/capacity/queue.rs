@@ -416,10 +416,22 @@ mod tests {
     fn errors_name_the_quantity() {
         let quantities = |r: Result<QueueModel, ModelError>| r.unwrap_err().quantities();
         let msg = |r: Result<QueueModel, ModelError>| r.unwrap_err().to_string();
-        assert_eq!(quantities(QueueModel::new(f64::NAN, 1.0, 5, 1.0)), [Quantity::ArrivalRate]);
-        assert_eq!(quantities(QueueModel::new(0.1, -1.0, 5, 1.0)), [Quantity::IndexRate]);
-        assert_eq!(quantities(QueueModel::new(0.1, 1.0, 0, 1.0)), [Quantity::Buffer]);
-        assert_eq!(quantities(QueueModel::new(0.1, 1.0, 5, f64::INFINITY)), [Quantity::IdleCost]);
+        assert_eq!(
+            quantities(QueueModel::new(f64::NAN, 1.0, 5, 1.0)),
+            [Quantity::ArrivalRate]
+        );
+        assert_eq!(
+            quantities(QueueModel::new(0.1, -1.0, 5, 1.0)),
+            [Quantity::IndexRate]
+        );
+        assert_eq!(
+            quantities(QueueModel::new(0.1, 1.0, 0, 1.0)),
+            [Quantity::Buffer]
+        );
+        assert_eq!(
+            quantities(QueueModel::new(0.1, 1.0, 5, f64::INFINITY)),
+            [Quantity::IdleCost]
+        );
         assert!(msg(QueueModel::new(0.1, 1.0, 0, 1.0)).contains("the buffer K"));
         assert!(msg(QueueModel::new(1e-300, 1.0, 5, 1.0)).contains("same time unit"));
     }

@@ -102,7 +102,7 @@ pub fn interval_ratio(c: f64, one_minus_c: f64) -> f64 {
     x
 }
 
-/// Best response (DESIGN §2 table): 0 if c = theta lambda/mu >= 1, else lambda / x with
+/// Best response: 0 if c = theta lambda/mu >= 1, else lambda / x with
 /// x = -1 - W_{-1}(-(1-c)/e).
 #[inline]
 pub fn rate(mu: f64, lambda: f64, theta: f64) -> f64 {

@@ -1,6 +1,6 @@
 //! Objectives: each URL's best response to a price, its slope, its marginal utility, and policy costs.
 //!
-//! Every objective of revisit is separable and concave in a URL's crawl rate rho (DESIGN §2):
+//! Every objective of revisit is separable and concave in a URL's crawl rate rho :
 //! maximise sum_i mu_i u_i(rho_i) subject to the bandwidth and per-host caps. A URL answers a price
 //! theta (the Lagrange multiplier) with its best response r_i(theta) = argmax mu u(rho) - theta rho,
 //! clipped to its box; responses are non-increasing in theta, which is what makes one global multiplier

@@ -1,5 +1,5 @@
-//! What any rates are worth: the harmonic and binary costs and the freshness of a policy (DESIGN §2,
-//! "policy values"), summed exactly so that every worker count gives the same figures.
+//! What any rates are worth: the harmonic and binary costs and the freshness of a policy, summed
+//! exactly so that every worker count gives the same figures.
 
 use serde::{Deserialize, Serialize};
 
@@ -114,6 +114,52 @@ impl PolicyValue {
             Objective::Binary => Some(self.binary_cost()),
             Objective::BinaryFixed => Some(self.fixed_interval_cost()),
             _ => None,
+        }
+    }
+}
+
+/// A policy's value by every measure, as the numbers reports print.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    /// Harmonic staleness J_h (None: infinite, a changing page is never crawled).
+    pub cost_harmonic: Option<f64>,
+    /// Binary staleness J_b with Poisson crawls.
+    pub cost_binary: f64,
+    /// Binary staleness with evenly spaced crawls at the same rates.
+    pub cost_fixed_interval: f64,
+    /// Importance-weighted share of time fresh, Poisson crawls.
+    pub freshness_poisson: f64,
+    /// Importance-weighted share of time fresh, evenly spaced crawls.
+    pub freshness_fixed_interval: f64,
+    /// Pages that change and are never crawled.
+    pub urls_starved: u64,
+    /// Fetches per day the rates use.
+    pub bandwidth: f64,
+}
+
+impl Figures {
+    /// The cost a freshness objective measures: J_h for harmonic, J_b for binary, the evenly spaced
+    /// staleness for the others.
+    pub fn cost(&self, objective: Objective) -> Option<f64> {
+        match objective {
+            Objective::Harmonic => self.cost_harmonic,
+            Objective::Binary => Some(self.cost_binary),
+            _ => Some(self.cost_fixed_interval),
+        }
+    }
+}
+
+impl PolicyValue {
+    /// The totals as [`Figures`].
+    pub fn figures(&self) -> Figures {
+        Figures {
+            cost_harmonic: self.harmonic_cost(),
+            cost_binary: self.binary_cost(),
+            cost_fixed_interval: self.fixed_interval_cost(),
+            freshness_poisson: self.freshness_poisson(),
+            freshness_fixed_interval: self.freshness_fixed_interval(),
+            urls_starved: self.starved,
+            bandwidth: self.bandwidth.value(),
         }
     }
 }

@@ -32,6 +32,23 @@ use crate::units::Seconds;
 /// rounding, not lateness (well inside the 1e-6 s to which the README promises politeness).
 const ROUNDING_S: f64 = 1e-7;
 
+/// The default crawler rate: this much more than a crawler's mean share of the bandwidth.
+pub const RATE_HEADROOM: f64 = 1.25;
+
+/// The default crawler rate: at least this many fetches per politeness delay. A crawler that cannot
+/// fetch twice within a host's delay cannot serve anything between two visits of a host at its cap
+/// without delaying it: the capped host slips, night after night, and loses visits at the
+/// wrap-around (10 crawlers at their mean share of 4,000 fetches a day ticked every 173 s against a
+/// 300 s Crawl-delay, and dropped 59 of 4,000 visits at 83% utilisation).
+pub const FETCHES_PER_DELAY: f64 = 2.0;
+
+/// A crawler's rate in fetches per second when none is given: [`RATE_HEADROOM`] x its share of
+/// `bandwidth_per_day` among `crawlers`, and at least [`FETCHES_PER_DELAY`] per `min_delay`.
+pub fn default_rate(bandwidth_per_day: f64, crawlers: u32, min_delay: Seconds) -> f64 {
+    let share = bandwidth_per_day / crawlers.max(1) as f64 / crate::units::SECONDS_PER_DAY;
+    (RATE_HEADROOM * share).max(FETCHES_PER_DELAY / min_delay.0)
+}
+
 /// One host as the crawler sees it: its planned visit times (sorted, in [0, T)) and its delay.
 #[derive(Clone, Copy, Debug)]
 pub struct CrawlerHost<'a> {

@@ -6,8 +6,12 @@
 //! (last visit to the first of the next horizon) included (Liu & Nain Lemma 3; PUC-Rio A_i(x) when
 //! the intervals are equal).
 
+use serde::{Deserialize, Serialize};
+
 use super::interval::{harmonic_share, missed_changes, stale_share};
 use super::timetable::cyclic_gaps;
+use crate::exact_sum::ExactSum;
+use crate::reduce::Combine;
 use crate::units::Seconds;
 
 /// The expected value of one page's cyclic timetable.
@@ -50,5 +54,93 @@ pub fn evaluate_page(at_s: &[f64], change_rate: f64, horizon: Seconds) -> PageVa
         stale: stale / horizon.0,
         harmonic: harmonic / horizon.0,
         missed_changes: missed,
+    }
+}
+
+/// The value of many pages' visit times, summed exactly (so workers' partials combine to the same
+/// figures whatever the sharding): what a timetable is worth, page by page, by [`evaluate_page`].
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TimetableValue {
+    /// sum mu S_i: importance-weighted time-average staleness (the scale of J_b).
+    pub stale: ExactSum,
+    /// sum mu E[H] over the pages whose harmonic penalty is finite (the scale of J_h).
+    pub harmonic: ExactSum,
+    /// sum mu.
+    pub weight: ExactSum,
+    /// Pages with at least one visit, and without.
+    pub visited: u64,
+    pub unvisited: u64,
+    /// Pages that change and have no visit: stale from their first change on, and an infinite
+    /// harmonic penalty.
+    pub starved: u64,
+}
+
+impl TimetableValue {
+    /// Adds page (`importance`, `change_rate` per day) visited at `at_s` (sorted, in [0, T)) every
+    /// `horizon`; returns its value.
+    pub fn add_page(
+        &mut self,
+        importance: f64,
+        change_rate: f64,
+        at_s: &[f64],
+        horizon: Seconds,
+    ) -> PageValue {
+        let v = evaluate_page(at_s, change_rate, horizon);
+        self.weight.add(importance);
+        self.stale.add(importance * v.stale);
+        if v.harmonic.is_finite() {
+            self.harmonic.add(importance * v.harmonic);
+        }
+        if at_s.is_empty() {
+            self.unvisited += 1;
+            self.starved += u64::from(change_rate > 0.0);
+        } else {
+            self.visited += 1;
+        }
+        v
+    }
+
+    /// Importance-weighted mean staleness sum mu S / sum mu.
+    pub fn staleness(&self) -> f64 {
+        self.stale.value() / self.weight.value()
+    }
+
+    /// The harmonic penalty sum mu E[H], None (infinite) when a changing page has no visit.
+    pub fn cost_harmonic(&self) -> Option<f64> {
+        (self.starved == 0).then(|| self.harmonic.value())
+    }
+}
+
+impl Combine for TimetableValue {
+    fn combine(&mut self, o: Self) {
+        self.stale.merge(&o.stale);
+        self.harmonic.merge(&o.harmonic);
+        self.weight.merge(&o.weight);
+        self.visited += o.visited;
+        self.unvisited += o.unvisited;
+        self.starved += o.starved;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timetable_sums_its_pages_and_flags_the_starved() {
+        let day = Seconds(86_400.0);
+        let mut t = TimetableValue::default();
+        let a = t.add_page(2.0, 1.0, &[0.0, 43_200.0], day);
+        let b = t.add_page(1.0, 0.0, &[], day);
+        assert_eq!((t.visited, t.unvisited, t.starved), (1, 1, 0));
+        assert_eq!(b.stale, 0.0);
+        assert!((t.staleness() - 2.0 * a.stale / 3.0).abs() < 1e-15);
+        assert_eq!(t.cost_harmonic(), Some(2.0 * a.harmonic));
+        let mut other = TimetableValue::default();
+        let c = other.add_page(1.0, 3.0, &[], day);
+        assert_eq!((c.stale, c.harmonic), (1.0, f64::INFINITY));
+        t.combine(other);
+        assert_eq!((t.starved, t.cost_harmonic()), (1, None));
+        assert!((t.staleness() - (2.0 * a.stale + 1.0) / 4.0).abs() < 1e-15);
     }
 }

@@ -10,7 +10,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use super::visits::VisitObjective;
-use crate::solve::arena::Arena;
+use crate::solve::pages::Pages;
 use crate::units::Seconds;
 
 /// A heap entry: the gain of a page's next visit; ties go to the smallest key (as in the threshold
@@ -44,7 +44,7 @@ impl Ord for Candidate {
 
 /// Visits per page by the heap greedy: `caps` per host (visits per horizon), `budget` visits.
 pub fn greedy_visits(
-    arena: &Arena,
+    pages: &Pages,
     caps: &[u32],
     keys: &[u64],
     horizon: Seconds,
@@ -52,7 +52,7 @@ pub fn greedy_visits(
 ) -> Vec<u32> {
     greedy_visits_for(
         VisitObjective::Staleness,
-        arena,
+        pages,
         caps,
         keys,
         horizon,
@@ -63,7 +63,7 @@ pub fn greedy_visits(
 /// [`greedy_visits`] for any objective of the integer visits.
 pub fn greedy_visits_for(
     objective: VisitObjective,
-    arena: &Arena,
+    pages: &Pages,
     caps: &[u32],
     keys: &[u64],
     horizon: Seconds,
@@ -71,12 +71,12 @@ pub fn greedy_visits_for(
 ) -> Vec<u32> {
     let marginal_gain = |mu, lambda, days, k| objective.gain(mu, lambda, days, k);
     let days = horizon.days();
-    let mut counts = vec![0u32; arena.pages()];
-    let mut host_used = vec![0u64; arena.hosts()];
+    let mut counts = vec![0u32; pages.len()];
+    let mut host_used = vec![0u64; pages.hosts()];
     let mut heap = BinaryHeap::new();
-    for h in 0..arena.hosts() {
-        for i in arena.host_pages(h) {
-            let gain = marginal_gain(arena.importance[i], arena.change_rate[i], days, 1);
+    for h in 0..pages.hosts() {
+        for i in pages.host_pages(h) {
+            let gain = marginal_gain(pages.importance()[i], pages.change_rate()[i], days, 1);
             if gain > 0.0 {
                 heap.push(Candidate {
                     gain,
@@ -97,8 +97,8 @@ pub fn greedy_visits_for(
         host_used[c.host] += 1;
         left -= 1;
         let gain = marginal_gain(
-            arena.importance[c.page],
-            arena.change_rate[c.page],
+            pages.importance()[c.page],
+            pages.change_rate()[c.page],
             days,
             counts[c.page] + 1,
         );

@@ -6,6 +6,7 @@ pub mod crawler;
 pub mod evaluate;
 pub mod greedy;
 pub mod interval;
+pub mod night;
 pub mod simulate;
 pub mod timetable;
 pub mod visits;

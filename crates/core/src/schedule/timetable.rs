@@ -37,6 +37,16 @@ impl Sequencing {
         Sequencing::Carousel,
         Sequencing::GoldenRatio,
     ];
+
+    /// The name summaries and file metadata use (the `--sequencing` value).
+    pub fn name(self) -> &'static str {
+        match self {
+            Sequencing::Merge => "merge",
+            Sequencing::Mp2 => "mp2",
+            Sequencing::Carousel => "carousel",
+            Sequencing::GoldenRatio => "golden-ratio",
+        }
+    }
 }
 
 /// 1 / golden ratio = (sqrt 5 - 1) / 2.

@@ -12,7 +12,7 @@
 //! Delta_i(k) = mu_i (S(k-1) - S(k)) decrease in k, and the best response of a page to a price theta
 //! is the step function x_i(theta) = #{k : Delta_i(k) > theta} (PUC-Rio Phase 1's greedy is this
 //! threshold rule, Federgruen & Groenevelt). Host demand capped at floor(T/P_h) and the global budget
-//! are then solved by the same safeguarded multiplier search as the rates (DESIGN §2), generic over
+//! are then solved by the same safeguarded multiplier search as the rates, generic over
 //! [`AllReduce`], so it runs distributed later; steps exactly at the final price are split by page key.
 
 use serde::{Deserialize, Serialize};
@@ -20,9 +20,9 @@ use serde::{Deserialize, Serialize};
 use super::interval::{fresh_share, harmonic_share, stale_share};
 use crate::exact_sum::ExactSum;
 use crate::objective::fixed_interval;
-use crate::solve::arena::Arena;
-use crate::solve::multiplier::{MultiplierSearch, Next, Observation};
 use crate::reduce::{AllReduce, Combine};
+use crate::solve::multiplier::{MultiplierSearch, Next, Observation};
+use crate::solve::pages::Pages;
 use crate::units::Seconds;
 
 /// A host's politeness cap in visits per horizon, floor(T / P) (PUC-Rio constraint (2)).
@@ -85,6 +85,25 @@ pub enum VisitObjective {
 }
 
 impl VisitObjective {
+    /// What integer visits pursue for a run of `objective`: its own harmonic penalty for a harmonic
+    /// run (where the budget and caps can visit every changing page; see the job), else freshness,
+    /// the criterion every other objective's visits share.
+    pub fn wanted_for(objective: crate::objective::Objective) -> Self {
+        if objective == crate::objective::Objective::Harmonic {
+            VisitObjective::Harmonic
+        } else {
+            VisitObjective::Staleness
+        }
+    }
+
+    /// The name reports use: `harmonic` or `staleness`.
+    pub fn name(self) -> &'static str {
+        match self {
+            VisitObjective::Harmonic => "harmonic",
+            VisitObjective::Staleness => "staleness",
+        }
+    }
+
     /// The value of the k-th visit (k >= 1) of page (mu, lambda) per horizon, non-increasing in k.
     #[inline]
     pub fn gain(self, importance: f64, change_rate: f64, horizon_days: f64, k: u32) -> f64 {
@@ -278,11 +297,11 @@ impl Gains {
     }
 }
 
-/// What the integer problem reads: the arena's pages and hosts, caps in visits, and page keys.
+/// What the integer problem reads: pages grouped by host, caps in visits, and page keys.
 #[derive(Clone, Copy, Debug)]
 pub struct VisitProblem<'a> {
-    /// Pages grouped by host (importance, change rate per day); responses and floors are not read.
-    pub arena: &'a Arena,
+    /// Pages grouped by host (importance, change rate per day; caps per day are not read).
+    pub pages: &'a Pages,
     /// Politeness cap of each host in visits per horizon ([`host_visit_cap`]); u32::MAX for none.
     pub caps: &'a [u32],
     /// A key per page, unique across all workers (e.g. the URL hash): ties at the threshold go to the
@@ -312,9 +331,9 @@ impl VisitProblem<'_> {
     /// Most visits host `h` can use: its cap if any page changes, else 0.
     fn host_max(&self, h: usize) -> u64 {
         let changes = self
-            .arena
+            .pages
             .host_pages(h)
-            .any(|i| self.arena.change_rate[i] > 0.0);
+            .any(|i| self.pages.change_rate()[i] > 0.0);
         if changes {
             self.caps[h] as u64
         } else {
@@ -340,11 +359,11 @@ pub struct FirstGains(Vec<[f64; 2]>);
 impl FirstGains {
     /// The first two marginal gains of every page of `problem`.
     pub fn of(problem: &VisitProblem) -> Self {
-        let (a, t) = (problem.arena, problem.days());
+        let (a, t) = (problem.pages, problem.days());
         FirstGains(
-            (0..a.pages())
+            (0..a.len())
                 .map(|i| {
-                    let (mu, lambda) = (a.importance[i], a.change_rate[i]);
+                    let (mu, lambda) = (a.importance()[i], a.change_rate()[i]);
                     let o = problem.objective;
                     [o.gain(mu, lambda, t, 1), o.gain(mu, lambda, t, 2)]
                 })
@@ -357,7 +376,7 @@ impl<'p, 'a> Seeded<'p, 'a> {
     fn new(problem: &'p VisitProblem<'a>, first: &'p FirstGains) -> Self {
         assert_eq!(
             first.0.len(),
-            problem.arena.pages(),
+            problem.pages.len(),
             "first gains of these pages"
         );
         Seeded {
@@ -367,10 +386,10 @@ impl<'p, 'a> Seeded<'p, 'a> {
     }
 
     fn page(&self, h: usize, i: usize, price: f64) -> PageSteps {
-        let (a, t) = (self.problem.arena, self.problem.days());
+        let (a, t) = (self.problem.pages, self.problem.days());
         let cap = self.problem.caps[h];
         let first = self.first_gains[i][0];
-        if first < price && cap > 0 && a.change_rate[i] > 0.0 {
+        if first < price && cap > 0 && a.change_rate()[i] > 0.0 {
             // Not even one visit is worth the price (most pages, when the budget is a fraction of
             // a visit per page): what `page_steps` finds, without its walk.
             return PageSteps {
@@ -383,8 +402,8 @@ impl<'p, 'a> Seeded<'p, 'a> {
         }
         let gains = Gains::seeded(
             self.problem.objective,
-            a.importance[i],
-            a.change_rate[i],
+            a.importance()[i],
+            a.change_rate()[i],
             t,
             self.first_gains[i],
         );
@@ -396,7 +415,7 @@ impl<'p, 'a> Seeded<'p, 'a> {
             next_above: f64::INFINITY,
             ..Default::default()
         };
-        for i in self.problem.arena.host_pages(h) {
+        for i in self.problem.pages.host_pages(h) {
             let p = self.page(h, i, price);
             s.right += p.right as u64;
             s.left += p.left as u64;
@@ -443,7 +462,7 @@ fn visit_spend(seeded: &Seeded, price: f64) -> VisitSpend {
         next_above: f64::INFINITY,
         ..Default::default()
     };
-    for h in 0..problem.arena.hosts() {
+    for h in 0..problem.pages.hosts() {
         let cap = problem.caps[h] as u64;
         let d = seeded.host(h, price);
         s.right += d.right.min(cap);
@@ -478,13 +497,13 @@ impl Combine for VisitPrelude {
 
 fn visit_prelude(problem: &VisitProblem) -> VisitPrelude {
     let mut p = VisitPrelude::default();
-    let a = problem.arena;
+    let a = problem.pages;
     for h in 0..a.hosts() {
         p.max_visits = p.max_visits.saturating_add(problem.host_max(h));
         for i in a.host_pages(h) {
             p.root_moment
-                .add((0.5 * a.importance[i] * a.change_rate[i].max(0.0)).sqrt());
-            p.offset_moment.add(a.change_rate[i].max(0.0) / 3.0);
+                .add((0.5 * a.importance()[i] * a.change_rate()[i].max(0.0)).sqrt());
+            p.offset_moment.add(a.change_rate()[i].max(0.0) / 3.0);
         }
     }
     p
@@ -567,7 +586,7 @@ impl Combine for StepSelection {
 /// at its first step past the bound (a page or two of steps, not `count`).
 fn select_steps(seeded: &Seeded, price: f64, mut wanted: StepSelection) -> StepSelection {
     let problem = seeded.problem;
-    let (a, t) = (problem.arena, problem.days());
+    let (a, t) = (problem.pages, problem.days());
     let count = wanted.count as usize;
     let raise = wanted.raise;
     let nearer = |x: f64, than: f64| if raise { x <= than } else { x >= than };
@@ -600,8 +619,8 @@ fn select_steps(seeded: &Seeded, price: f64, mut wanted: StepSelection) -> StepS
         let o = problem.objective;
         Gains::seeded(
             o,
-            a.importance[i],
-            a.change_rate[i],
+            a.importance()[i],
+            a.change_rate()[i],
             t,
             seeded.first_gains[i],
         )
@@ -750,9 +769,9 @@ pub fn integer_visits_from<R: AllReduce>(
     first: &FirstGains,
     reduce: &mut R,
 ) -> Visits {
-    let a = problem.arena;
+    let a = problem.pages;
     assert_eq!(problem.caps.len(), a.hosts(), "one cap per host");
-    assert_eq!(problem.keys.len(), a.pages(), "one key per page");
+    assert_eq!(problem.keys.len(), a.len(), "one key per page");
     let pre = reduce.all_reduce(visit_prelude(problem));
     let seeded = Seeded::new(problem, first);
     let target = budget as f64;
@@ -819,7 +838,7 @@ pub fn integer_visits_from<R: AllReduce>(
         _ => VisitSpend::default(),
     };
 
-    let mut counts = vec![0u32; a.pages()];
+    let mut counts = vec![0u32; a.len()];
     let mut host_price = vec![nu; a.hosts()];
     let mut host_capped = vec![false; a.hosts()];
     let mut host_visits = vec![0u64; a.hosts()];
@@ -936,7 +955,7 @@ impl Combine for UsedVisits {
 fn price_capped_host(seeded: &Seeded, h: usize, nu: f64) -> (f64, Vec<u32>) {
     let problem = seeded.problem;
     let cap = problem.caps[h] as u64;
-    let pages = problem.arena.host_pages(h);
+    let pages = problem.pages.host_pages(h);
     if problem.objective == VisitObjective::Harmonic {
         // Every changing page's first visit is worth +inf: when the cap cannot take them all, no
         // finite price fills it and the host's penalty is infinite whatever it does; it visits
@@ -945,7 +964,7 @@ fn price_capped_host(seeded: &Seeded, h: usize, nu: f64) -> (f64, Vec<u32>) {
         let mut changing: Vec<(u64, usize)> = pages
             .clone()
             .enumerate()
-            .filter(|&(_, i)| problem.arena.change_rate[i] > 0.0)
+            .filter(|&(_, i)| problem.pages.change_rate()[i] > 0.0)
             .map(|(local, i)| (problem.keys[i], local))
             .collect();
         if changing.len() as u64 > cap {
@@ -1034,16 +1053,16 @@ impl Combine for EvenlySpaced {
 }
 
 impl EvenlySpaced {
-    /// Of `counts` evenly spaced visits of each page of `arena` over `horizon`: the staleness, and
+    /// Of `counts` evenly spaced visits of each page of `pages` over `horizon`: the staleness, and
     /// the harmonic penalty too if `objective` is harmonic.
-    pub fn of(arena: &Arena, counts: &[u32], horizon: Seconds, objective: VisitObjective) -> Self {
+    pub fn of(pages: &Pages, counts: &[u32], horizon: Seconds, objective: VisitObjective) -> Self {
         let with_harmonic = objective == VisitObjective::Harmonic;
         let mut s = EvenlySpaced {
             with_harmonic,
             ..EvenlySpaced::default()
         };
         for (i, &k) in counts.iter().enumerate() {
-            let (mu, lambda) = (arena.importance[i], arena.change_rate[i]);
+            let (mu, lambda) = (pages.importance()[i], pages.change_rate()[i]);
             s.weighted
                 .add(mu * periodic_staleness(lambda, horizon.days(), k));
             if lambda > 0.0 && k == 0 {

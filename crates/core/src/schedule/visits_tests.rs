@@ -4,22 +4,27 @@ use proptest::prelude::*;
 
 use super::greedy::{greedy_visits, greedy_visits_for};
 use super::visits::*;
-use crate::objective::Response;
-use crate::solve::arena::Arena;
 use crate::reduce::Alone;
+use crate::solve::pages::{Pages, PagesBuilder};
+use crate::units::PerDay;
 use crate::units::Seconds;
 
 const DAY: Seconds = Seconds(86_400.0);
 
 /// The gains of every visit taken, sorted: equal for two solutions that differ only by which of
 /// several equal steps they took ("same counts up to tie permutations").
-fn taken_gains(arena: &Arena, counts: &[u32], horizon: Seconds) -> Vec<f64> {
+fn taken_gains(pages: &Pages, counts: &[u32], horizon: Seconds) -> Vec<f64> {
     let mut g: Vec<f64> = counts
         .iter()
         .enumerate()
         .flat_map(|(i, &x)| {
             (1..=x).map(move |k| {
-                marginal_gain(arena.importance[i], arena.change_rate[i], horizon.days(), k)
+                marginal_gain(
+                    pages.importance()[i],
+                    pages.change_rate()[i],
+                    horizon.days(),
+                    k,
+                )
             })
         })
         .collect();
@@ -27,17 +32,16 @@ fn taken_gains(arena: &Arena, counts: &[u32], horizon: Seconds) -> Vec<f64> {
     g
 }
 
-fn arena_of(hosts: &[Vec<(f64, f64)>]) -> Arena {
-    let mut a = Arena::new();
+/// Pages of hosts of (importance, change rate) (the visits read caps in visits, not these).
+fn arena_of(hosts: &[Vec<(f64, f64)>]) -> Pages {
+    let mut b = PagesBuilder::new();
     for pages in hosts {
-        a.push_host(
-            0.0,
-            pages
-                .iter()
-                .map(|&(mu, lambda)| (mu, lambda, Response::FixedInterval)),
+        b.push_host(
+            PerDay(f64::INFINITY),
+            pages.iter().map(|&(mu, lambda)| (mu, lambda, false)),
         );
     }
-    a
+    b.build().unwrap()
 }
 
 #[test]
@@ -85,8 +89,8 @@ proptest! {
         let arena = arena_of(&hosts);
         let caps = &caps[..arena.hosts()];
         // keys in a different order from the page index, so the tie rule is really exercised
-        let keys: Vec<u64> = (0..arena.pages() as u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
-        let problem = VisitProblem { arena: &arena, caps, keys: &keys, horizon: DAY, objective: VisitObjective::Staleness };
+        let keys: Vec<u64> = (0..arena.len() as u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
+        let problem = VisitProblem { pages: &arena, caps, keys: &keys, horizon: DAY, objective: VisitObjective::Staleness };
         let v = integer_visits(&problem, budget, &mut Alone);
         let g = greedy_visits(&arena, caps, &keys, DAY, budget);
 
@@ -107,11 +111,11 @@ proptest! {
 }
 
 /// Gains taken by `counts` under `objective`, sorted (+inf for the harmonic first visits).
-fn taken_gains_for(objective: VisitObjective, arena: &Arena, counts: &[u32]) -> Vec<f64> {
-    let mut g: Vec<f64> = (0..arena.pages())
+fn taken_gains_for(objective: VisitObjective, pages: &Pages, counts: &[u32]) -> Vec<f64> {
+    let mut g: Vec<f64> = (0..pages.len())
         .flat_map(|i| {
             (1..=counts[i]).map(move |k| {
-                objective.gain(arena.importance[i], arena.change_rate[i], DAY.days(), k)
+                objective.gain(pages.importance()[i], pages.change_rate()[i], DAY.days(), k)
             })
         })
         .collect();
@@ -150,16 +154,16 @@ proptest! {
     ) {
         let arena = arena_of(&hosts);
         let caps = &caps[..arena.hosts()];
-        let keys: Vec<u64> = (0..arena.pages() as u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
+        let keys: Vec<u64> = (0..arena.len() as u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
         let forced: u64 = (0..arena.hosts())
             .map(|h| {
-                let changing = arena.host_pages(h).filter(|&i| arena.change_rate[i] > 0.0).count() as u64;
+                let changing = arena.host_pages(h).filter(|&i| arena.change_rate()[i] > 0.0).count() as u64;
                 changing.min(caps[h] as u64)
             })
             .sum();
         let budget = forced + extra;
         let objective = VisitObjective::Harmonic;
-        let problem = VisitProblem { arena: &arena, caps, keys: &keys, horizon: DAY, objective };
+        let problem = VisitProblem { pages: &arena, caps, keys: &keys, horizon: DAY, objective };
         let v = integer_visits(&problem, budget, &mut Alone);
         let g = greedy_visits_for(objective, &arena, caps, &keys, DAY, budget);
         for (h, &cap) in caps.iter().enumerate() {
@@ -187,10 +191,10 @@ fn the_threshold_solver_equals_the_heap_greedy_on_a_larger_random_input() {
     let caps: Vec<u32> = (0..arena.hosts())
         .map(|h| if h < 5 { 300 } else { 5760 })
         .collect();
-    let keys: Vec<u64> = (0..arena.pages() as u64).collect();
+    let keys: Vec<u64> = (0..arena.len() as u64).collect();
     for budget in [500u64, 5_000, 20_000] {
         let problem = VisitProblem {
-            arena: &arena,
+            pages: &arena,
             caps: &caps,
             keys: &keys,
             horizon: DAY,
@@ -213,13 +217,13 @@ fn the_weak_politeness_bound_lies_above_the_non_polite_bound() {
         .collect::<Vec<_>>()];
     hosts.extend((0..30).map(|i| vec![(1.0, 1.0 + i as f64 / 10.0)]));
     let arena = arena_of(&hosts);
-    let keys: Vec<u64> = (0..arena.pages() as u64).collect();
+    let keys: Vec<u64> = (0..arena.len() as u64).collect();
     let polite: Vec<u32> = vec![host_visit_cap(DAY, Seconds(300.0)); arena.hosts()]; // 288 per day
     let free = vec![u32::MAX; arena.hosts()];
     let budget = 2_000;
     let bound = |caps: &[u32]| {
         let p = VisitProblem {
-            arena: &arena,
+            pages: &arena,
             caps,
             keys: &keys,
             horizon: DAY,
@@ -240,7 +244,7 @@ fn a_budget_beyond_the_caps_fills_every_cap() {
     let keys = [1, 2, 3, 4];
     let caps = [10, 10];
     let p = VisitProblem {
-        arena: &arena,
+        pages: &arena,
         caps: &caps,
         keys: &keys,
         horizon: DAY,
@@ -263,11 +267,7 @@ struct Threads {
 
 impl crate::reduce::AllReduce for Threads {
     fn all_reduce<
-        M: crate::reduce::Combine
-            + serde::Serialize
-            + serde::de::DeserializeOwned
-            + Clone
-            + 'static,
+        M: crate::reduce::Combine + serde::Serialize + serde::de::DeserializeOwned + Clone + 'static,
     >(
         &mut self,
         partial: M,
@@ -311,12 +311,12 @@ fn two_workers_give_the_single_worker_visits() {
     let caps: Vec<u32> = (0..hosts.len() as u32).map(|h| 50 + 7 * h).collect();
     let budget = 4_321;
     let whole = arena_of(&hosts);
-    let keys: Vec<u64> = (0..whole.pages() as u64)
+    let keys: Vec<u64> = (0..whole.len() as u64)
         .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
         .collect();
     let alone = integer_visits(
         &VisitProblem {
-            arena: &whole,
+            pages: &whole,
             caps: &caps,
             keys: &keys,
             horizon: DAY,
@@ -346,7 +346,7 @@ fn two_workers_give_the_single_worker_visits() {
                         mine.iter().flat_map(|&h| whole.host_pages(h)).collect();
                     let my_keys: Vec<u64> = pages.iter().map(|&i| keys[i]).collect();
                     let p = VisitProblem {
-                        arena: &arena,
+                        pages: &arena,
                         caps: &my_caps,
                         keys: &my_keys,
                         horizon: DAY,

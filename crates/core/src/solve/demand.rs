@@ -10,7 +10,7 @@
 //! bit for bit (tested below), but for the harmonic family with incomplete observations, the most
 //! common, whose loop also saves divisions and agrees to a few ulps.
 
-use super::arena::Arena;
+use super::problem::Problem;
 use crate::objective::{binary, harmonic, proportional, Page, Response};
 
 /// Relative half-width of the window in which step responses are smeared into a slope for Newton.
@@ -180,13 +180,17 @@ pub fn with_smooth_family<V: SmoothRun>(
 }
 
 /// The end of the run of pages of one family that starts at page `i` (before `end`).
+///
+/// A page's family is the objective's for its observability, so a run is a run of equal
+/// observability flags, or everything left when both observabilities answer alike.
 #[inline]
-pub fn run_end(arena: &Arena, i: usize, end: usize) -> usize {
-    let family = arena.response[i];
-    i + arena.response[i..end]
-        .iter()
-        .take_while(|&&r| r == family)
-        .count()
+pub fn run_end(problem: &Problem, i: usize, end: usize) -> usize {
+    let objective = problem.objective();
+    if Response::of(objective, false) == Response::of(objective, true) {
+        return end;
+    }
+    let complete = &problem.pages().complete_obs()[i..end];
+    i + complete.iter().take_while(|&&c| c == complete[0]).count()
 }
 
 /// Adds a run of pages of one smooth family without a floor: what [`add_page`] does for such pages
@@ -283,22 +287,25 @@ fn add_harmonic_incomplete_run(d: &mut Demand, mu: &[f64], lambda: &[f64], price
 /// ulps per page, see [`add_harmonic_incomplete_run`]); faster on hosts without a floor (see the
 /// module notes).
 #[inline]
-pub fn demand(arena: &Arena, h: usize, price: f64) -> Demand {
-    let at = At::new(price, arena.host_floor(h));
+pub fn demand(problem: &Problem, h: usize, price: f64) -> Demand {
+    let at = At::new(price, problem.host_floor(h));
     if at.floor > 0.0 {
-        return demand_generic(arena, h, price);
+        return demand_generic(problem, h, price);
     }
     let mut d = Demand::zero();
-    let pages = arena.host_pages(h);
+    let pages = problem.host_pages(h);
     let mut i = pages.start;
     while i < pages.end {
-        let (family, end) = (arena.response[i], run_end(arena, i, pages.end));
-        let (mu, lambda) = (&arena.importance[i..end], &arena.change_rate[i..end]);
+        let (family, end) = (problem.response(i), run_end(problem, i, pages.end));
+        let (mu, lambda) = (
+            &problem.pages().importance()[i..end],
+            &problem.pages().change_rate()[i..end],
+        );
         if family == Response::HarmonicIncomplete {
             add_harmonic_incomplete_run(&mut d, mu, lambda, price);
         } else if !with_smooth_family(family, price, mu, lambda, &mut d) {
             for k in i..end {
-                add_jump_page(&mut d, arena.page(k), family, &at);
+                add_jump_page(&mut d, problem.page(k), family, &at);
             }
         }
         i = end;
@@ -307,11 +314,11 @@ pub fn demand(arena: &Arena, h: usize, price: f64) -> Demand {
 }
 
 /// [`demand`] page by page through [`Response`]'s dispatch: the reference the fast path must equal.
-pub fn demand_generic(arena: &Arena, h: usize, price: f64) -> Demand {
-    let at = At::new(price, arena.host_floor(h));
+pub fn demand_generic(problem: &Problem, h: usize, price: f64) -> Demand {
+    let at = At::new(price, problem.host_floor(h));
     let mut d = Demand::zero();
-    for i in arena.host_pages(h) {
-        add_page(&mut d, arena.page(i), arena.response[i], &at);
+    for i in problem.host_pages(h) {
+        add_page(&mut d, problem.page(i), problem.response(i), &at);
     }
     d
 }
@@ -319,9 +326,9 @@ pub fn demand_generic(arena: &Arena, h: usize, price: f64) -> Demand {
 /// The rate of page `i` of host `h` at the host's price, with `fill` of the step at exactly that
 /// price taken, within the page's box.
 #[inline]
-pub fn page_rate(arena: &Arena, h: usize, i: usize, price: f64, fill: f64) -> f64 {
-    let (page, response) = (arena.page(i), arena.response[i]);
-    let (lo, _) = arena.bounds(h, i);
+pub fn page_rate(problem: &Problem, h: usize, i: usize, price: f64, fill: f64) -> f64 {
+    let (page, response) = (problem.page(i), problem.response(i));
+    let (lo, _) = problem.bounds(h, i);
     let right = response.rate(page, price).max(lo);
     match response.jump(page) {
         Some(step) if step == price && fill > 0.0 => {
@@ -335,16 +342,45 @@ pub fn page_rate(arena: &Arena, h: usize, i: usize, price: f64, fill: f64) -> f6
 mod tests {
     use super::*;
     use crate::objective::Objective;
+    use crate::solve::pages::{Pages, PagesBuilder};
+    use crate::units::PerDay;
     use proptest::prelude::*;
 
     /// Relative agreement of the harmonic loop with the reference: a few ulps per page (sums of
     /// terms of one sign keep that relative bound).
     const ULPS: f64 = 8.0 * f64::EPSILON;
 
+    /// The slot of the discrete-time model in these tests: 1 / bandwidth.
+    const BANDWIDTH: f64 = 100.0;
+
+    /// Pages on `hosts` hosts from `(k, mu, lambda)`: complete observations for k odd, mostly in
+    /// runs (k < 30 is incomplete) as real hosts are, and pages that never change (k % 7 == 0).
+    fn mixed_pages(seed: &[(u8, f64, f64)], hosts: usize) -> Pages {
+        let mut b = PagesBuilder::new();
+        let per_host = seed.len() / hosts + 1;
+        for chunk in seed.chunks(per_host) {
+            b.push_host(
+                PerDay(f64::INFINITY),
+                chunk.iter().map(|&(k, mu, lambda)| {
+                    let lambda = if k % 7 == 0 { 0.0 } else { lambda };
+                    (mu, lambda, k >= 30 && k % 2 == 1)
+                }),
+            );
+        }
+        b.build().unwrap()
+    }
+
+    fn steps(problem: &Problem, h: usize) -> Vec<f64> {
+        problem
+            .host_pages(h)
+            .filter_map(|i| problem.response(i).jump(problem.page(i)))
+            .collect()
+    }
+
     /// Without the harmonic pages every family's loop is the reference's, bit for bit.
     #[test]
     fn runs_of_other_families_equal_the_reference_bit_for_bit() {
-        let pages: Vec<(u8, f64, f64)> = (0..400u32)
+        let seed: Vec<(u8, f64, f64)> = (0..400u32)
             .map(|k| {
                 (
                     30 + (k % 30) as u8,
@@ -352,69 +388,53 @@ mod tests {
                     0.01 * (1 + k % 23) as f64,
                 )
             })
-            .filter(|&(k, _, _)| {
-                Response::ALL[k as usize % Response::ALL.len()] != Response::HarmonicIncomplete
-            })
             .collect();
-        let arena = mixed_arena(&pages, 3);
-        for h in 0..arena.hosts() {
-            let steps: Vec<f64> = arena
-                .host_pages(h)
-                .filter_map(|i| arena.response[i].jump(arena.page(i)))
-                .collect();
-            assert!(!steps.is_empty());
-            for price in [1e-3, 0.05, 1.0, 30.0].into_iter().chain(steps) {
-                assert_eq!(demand(&arena, h, price), demand_generic(&arena, h, price));
+        let pages = mixed_pages(&seed, 3);
+        let mut with_steps = 0;
+        for objective in Objective::ALL {
+            if objective == Objective::Harmonic {
+                continue;
+            }
+            let problem = Problem::new(&pages, objective, BANDWIDTH).unwrap();
+            for h in 0..problem.hosts() {
+                let steps = steps(&problem, h);
+                with_steps += steps.len();
+                for price in [1e-3, 0.05, 1.0, 30.0].into_iter().chain(steps) {
+                    assert_eq!(
+                        demand(&problem, h, price),
+                        demand_generic(&problem, h, price)
+                    );
+                }
             }
         }
-    }
-
-    /// An arena of `hosts` hosts whose pages mix every family (and pages that never change), in runs
-    /// and interleaved, with the slot set for the discrete family.
-    fn mixed_arena(seed: &[(u8, f64, f64)], hosts: usize) -> Arena {
-        let mut arena = Arena::new();
-        arena.slot_days = 0.01;
-        let per_host = seed.len() / hosts + 1;
-        for chunk in seed.chunks(per_host) {
-            let pages = chunk.iter().map(|&(k, mu, lambda)| {
-                // mostly runs of one family, as real hosts are, broken by pages of any family
-                let family = if k < 30 {
-                    Response::HarmonicIncomplete
-                } else {
-                    Response::ALL[k as usize % Response::ALL.len()]
-                };
-                let lambda = if k % 7 == 0 { 0.0 } else { lambda };
-                (mu, lambda, family)
-            });
-            arena.push_host(f64::INFINITY, pages);
-        }
-        arena
+        assert!(with_steps > 0, "prices at steps were tested");
     }
 
     proptest! {
         /// The specialised runs give the per-page reference's demand bit for bit, at any price.
         #[test]
         fn runs_equal_the_per_page_reference(
-            pages in prop::collection::vec((0u8..60, 1e-6f64..1e6, 1e-6f64..1e3), 1..300),
+            seed in prop::collection::vec((0u8..60, 1e-6f64..1e6, 1e-6f64..1e3), 1..300),
             hosts in 1usize..6,
             prices in prop::collection::vec(1e-6f64..1e6, 1..6),
         ) {
-            let arena = mixed_arena(&pages, hosts);
-            for h in 0..arena.hosts() {
-                // prices exactly at steps, where left and right limits differ
-                let steps = arena
-                    .host_pages(h)
-                    .filter_map(|i| arena.response[i].jump(arena.page(i)))
-                    .take(4);
-                for price in prices.iter().copied().chain(steps) {
-                    let (fast, reference) = (demand(&arena, h, price), demand_generic(&arena, h, price));
-                    // the harmonic runs agree to a few ulps per page, the others bit for bit
-                    let near = |a: f64, b: f64| a == b || (a - b).abs() <= ULPS * b.abs();
-                    prop_assert!(near(fast.right, reference.right), "{:?} vs {:?}", fast, reference);
-                    prop_assert!(near(fast.left, reference.left), "{:?} vs {:?}", fast, reference);
-                    prop_assert!(near(fast.slope, reference.slope), "{:?} vs {:?}", fast, reference);
-                    prop_assert_eq!(fast.next_above, reference.next_above);
-                    prop_assert_eq!(fast.next_below, reference.next_below);
+            let pages = mixed_pages(&seed, hosts);
+            for objective in Objective::ALL {
+                let problem = Problem::new(&pages, objective, BANDWIDTH).unwrap();
+                for h in 0..problem.hosts() {
+                    // prices exactly at steps, where left and right limits differ
+                    let at_steps = steps(&problem, h).into_iter().take(4);
+                    for price in prices.iter().copied().chain(at_steps) {
+                        let (fast, reference) =
+                            (demand(&problem, h, price), demand_generic(&problem, h, price));
+                        // the harmonic runs agree to a few ulps per page, the others bit for bit
+                        let near = |a: f64, b: f64| a == b || (a - b).abs() <= ULPS * b.abs();
+                        prop_assert!(near(fast.right, reference.right), "{:?} vs {:?}", fast, reference);
+                        prop_assert!(near(fast.left, reference.left), "{:?} vs {:?}", fast, reference);
+                        prop_assert!(near(fast.slope, reference.slope), "{:?} vs {:?}", fast, reference);
+                        prop_assert_eq!(fast.next_above, reference.next_above);
+                        prop_assert_eq!(fast.next_below, reference.next_below);
+                    }
                 }
             }
         }

@@ -1,9 +1,9 @@
-//! A capped host's own multiplier: theta_h >= nu with D_h(theta_h) = C_h (DESIGN §2, the local 1-D
+//! A capped host's own multiplier: theta_h >= nu with D_h(theta_h) = C_h (the local 1-D
 //! solve), found by the same search as the global multiplier, on the host's pages alone.
 
-use super::arena::Arena;
 use super::demand::{demand, Demand};
 use super::multiplier::{MultiplierSearch, Next, Observation};
+use super::problem::Problem;
 
 /// The price and step share at which a host's pages are rated.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -21,13 +21,13 @@ pub struct HostPrice {
 }
 
 /// Prices host `h` given the global multiplier `nu` and the global step share `fill`.
-pub fn price_host(arena: &Arena, h: usize, nu: f64, fill: f64) -> HostPrice {
-    price_host_from(arena, h, nu, fill, demand(arena, h, nu))
+pub fn price_host(problem: &Problem, h: usize, nu: f64, fill: f64) -> HostPrice {
+    price_host_from(problem, h, nu, fill, demand(problem, h, nu))
 }
 
 /// [`price_host`] given the host's demand `d` at `nu` (as the last round of the search computed it).
-pub fn price_host_from(arena: &Arena, h: usize, nu: f64, fill: f64, d: Demand) -> HostPrice {
-    let cap = arena.cap[h];
+pub fn price_host_from(problem: &Problem, h: usize, nu: f64, fill: f64, d: Demand) -> HostPrice {
+    let cap = problem.cap(h);
     let at_nu = d.right + fill * (d.left - d.right);
     if at_nu <= cap {
         return HostPrice {
@@ -39,7 +39,7 @@ pub fn price_host_from(arena: &Arena, h: usize, nu: f64, fill: f64, d: Demand) -
         };
     }
     let observe = |price: f64| {
-        let d = demand(arena, h, price);
+        let d = demand(problem, h, price);
         Observation {
             price,
             right: d.right,

@@ -1,29 +1,24 @@
-//! Direct checks of the Karush-Kuhn-Tucker conditions of a solution (DESIGN §2): what makes rates
-//! optimal, tested without trusting the code that found them.
+//! Direct checks of the Karush-Kuhn-Tucker conditions of a solution: what makes rates optimal,
+//! tested without trusting the code that found them.
 
-use super::arena::Arena;
+use super::problem::Problem;
 
 /// Relative tolerance of the checks.
 pub const KKT_TOLERANCE: f64 = 1e-9;
 
 /// Every violated optimality or feasibility condition of `rates` with host prices `host_price`,
-/// global multiplier `nu` and `bandwidth`; empty when the rates are optimal.
-pub fn violations(
-    arena: &Arena,
-    rates: &[f64],
-    host_price: &[f64],
-    nu: f64,
-    bandwidth: f64,
-) -> Vec<String> {
+/// and global multiplier `nu` for `problem`; empty when the rates are optimal.
+pub fn violations(problem: &Problem, rates: &[f64], host_price: &[f64], nu: f64) -> Vec<String> {
+    let bandwidth = problem.bandwidth();
     let tol = KKT_TOLERANCE;
     let mut bad = Vec::new();
     let mut total = 0.0;
-    for (h, &theta) in host_price.iter().enumerate().take(arena.hosts()) {
-        let cap = arena.cap[h];
+    for (h, &theta) in host_price.iter().enumerate().take(problem.hosts()) {
+        let cap = problem.cap(h);
         let mut spend = 0.0;
-        for i in arena.host_pages(h) {
-            let (page, response) = (arena.page(i), arena.response[i]);
-            let (lo, hi) = arena.bounds(h, i);
+        for i in problem.host_pages(h) {
+            let (page, response) = (problem.page(i), problem.response(i));
+            let (lo, hi) = problem.bounds(h, i);
             let r = rates[i];
             spend += r;
             if !(r >= lo * (1.0 - tol) && r <= hi * (1.0 + tol)) {

@@ -1,15 +1,22 @@
 //! The solver core: the global multiplier, per-host caps, and rates, on plain columns.
 //!
-//! [`solve`] is the whole method (DESIGN §2); it asks its environment only for all-reduces, so the
-//! same code runs on plain slices in tests ([`crate::reduce::Alone`]) and inside the distributed job.
+//! A [`Problem`] (an objective, a bandwidth, caps or none, floors) on [`Pages`] built once; [`solve`]
+//! is the whole method: one global multiplier nu with sum_h min(C_h, D_h(nu)) = R, then each capped
+//! host's own theta_h >= nu with D_h(theta_h) = C_h. It asks its environment only for all-reduces,
+//! so the same code runs on plain slices in tests ([`crate::reduce::Alone`]) and inside the
+//! distributed job. [`optimum`] is an objective's optimum with and without politeness, valued;
+//! [`sweep`] runs it over policies and bandwidths.
 
-pub mod arena;
 pub mod demand;
+#[cfg(test)]
 pub mod frontera;
 pub mod host_cap;
 pub mod kkt;
 pub mod multiplier;
-
+pub mod optimum;
+pub mod pages;
+pub mod problem;
+#[cfg(test)]
 pub mod reference;
 pub mod spend;
 pub mod sweep;
@@ -17,12 +24,14 @@ pub mod sweep;
 use serde::{Deserialize, Serialize};
 
 use crate::exact_sum::ExactSum;
-use arena::Arena;
 use demand::page_rate;
 use host_cap::{price_host, price_host_from, HostPrice};
 use multiplier::{MultiplierSearch, Next};
-use crate::reduce::{AllReduce, Combine};
 use spend::{SpendPair, SpendPartial};
+
+use crate::reduce::{AllReduce, Combine};
+pub use pages::{Pages, PagesBuilder, PagesError};
+pub use problem::{Problem, ProblemError};
 
 /// The solution on one worker's pages, with the global figures every worker agrees on.
 #[derive(Clone, Debug)]
@@ -57,38 +66,36 @@ impl Combine for Totals {
     }
 }
 
-/// Solves for the polite optimal rates of `arena`'s pages given `bandwidth` fetches per day in total.
+/// Solves `problem` for this worker's rates (every worker calls it: the rounds are all-reduces).
 ///
 /// `on_round(round, price, relative_gap)` is called after every global round (for progress reports).
 pub fn solve<R: AllReduce>(
-    arena: &Arena,
-    bandwidth: f64,
+    problem: &Problem,
     reduce: &mut R,
     on_round: impl FnMut(u32, f64, f64),
 ) -> Solution {
-    let pre = reduce.all_reduce(spend::prelude(arena));
-    let guess = pre.guess(bandwidth);
-    solve_from(arena, bandwidth, &pre, guess, reduce, on_round)
+    let pre = reduce.all_reduce(spend::prelude(problem));
+    let guess = pre.guess(problem.bandwidth());
+    solve_from(problem, &pre, guess, reduce, on_round)
 }
 
-/// [`solve`] given the arena's global prelude (it depends on the pages and caps, not the bandwidth,
+/// [`solve`] given the problem's global prelude (it depends on the pages and caps, not the bandwidth,
 /// so a sweep computes it once) and a first price to try (a warm start from a nearby bandwidth).
 pub fn solve_from<R: AllReduce>(
-    arena: &Arena,
-    bandwidth: f64,
+    problem: &Problem,
     pre: &spend::Prelude,
     guess: f64,
     reduce: &mut R,
     on_round: impl FnMut(u32, f64, f64),
 ) -> Solution {
-    let priced = price(arena, bandwidth, pre, guess, reduce, on_round);
-    let mut rates = Vec::with_capacity(arena.pages());
-    let mut budgets = Vec::with_capacity(arena.hosts());
+    let priced = price(problem, pre, guess, reduce, on_round);
+    let mut rates = Vec::with_capacity(problem.pages().len());
+    let mut budgets = Vec::with_capacity(problem.hosts());
     let mut used = ExactSum::new();
     for (h, hp) in priced.hosts.iter().enumerate() {
         let mut budget = 0.0;
-        for i in arena.host_pages(h) {
-            let r = page_rate(arena, h, i, hp.price, hp.fill);
+        for i in problem.host_pages(h) {
+            let r = page_rate(problem, h, i, hp.price, hp.fill);
             rates.push(r);
             budget += r;
         }
@@ -136,31 +143,30 @@ pub struct Seed {
     pub demands: Vec<demand::Demand>,
 }
 
-/// Finds the global multiplier for `bandwidth` (rounds of all-reduce from `guess`), then prices every
-/// local host: nu if its cap does not bind, else its own theta_h >= nu (DESIGN §2).
+/// Finds the global multiplier for the problem's bandwidth (rounds of all-reduce from `guess`),
+/// then prices every local host: nu if its cap does not bind, else its own theta_h >= nu.
 pub fn price<R: AllReduce>(
-    arena: &Arena,
-    bandwidth: f64,
+    problem: &Problem,
     pre: &spend::Prelude,
     guess: f64,
     reduce: &mut R,
     on_round: impl FnMut(u32, f64, f64),
 ) -> Priced {
-    price_seeded(arena, bandwidth, pre, guess, None, reduce, on_round)
+    price_seeded(problem, pre, guess, None, reduce, on_round)
 }
 
-/// [`price`], starting from `seed`: an observation of this arena's spend already made (it must be
-/// exactly what [`spend::spend_partial_keeping`] would give at its price on this arena). The seed
+/// [`price`], starting from `seed`: an observation of this problem's spend already made (it must be
+/// exactly what [`spend::spend_partial_keeping`] would give at its price on this problem). The seed
 /// saves the first round; the answer is the same as from any other start (within the tolerance).
 pub fn price_seeded<R: AllReduce>(
-    arena: &Arena,
-    bandwidth: f64,
+    problem: &Problem,
     pre: &spend::Prelude,
     guess: f64,
     seed: Option<Seed>,
     reduce: &mut R,
     mut on_round: impl FnMut(u32, f64, f64),
 ) -> Priced {
+    let bandwidth = problem.bandwidth();
     let max_spend = pre.max_spend.value();
     let min_spend = pre.min_spend.value();
     assert!(
@@ -169,14 +175,14 @@ pub fn price_seeded<R: AllReduce>(
     );
     let (mut search, mut next) = MultiplierSearch::new(bandwidth, max_spend, guess);
     // each host's demand at the latest price evaluated, reused when that price is the answer
-    let mut demands = Vec::with_capacity(arena.hosts());
+    let mut demands = Vec::with_capacity(problem.hosts());
     let mut evaluated = f64::NAN;
     // an observation in hand (the seed) is taken before any round
     let mut pending = None;
     let mut seeded = 0;
     if let (Next::Evaluate(_), Some(seed)) = (next, seed) {
         let p = seed.spend.price;
-        if p > 0.0 && p.is_finite() && seed.demands.len() == arena.hosts() {
+        if p > 0.0 && p.is_finite() && seed.demands.len() == problem.hosts() {
             demands = seed.demands;
             evaluated = p;
             pending = Some(SpendPair {
@@ -192,7 +198,7 @@ pub fn price_seeded<R: AllReduce>(
             (Some(total), _) => total,
             (None, Next::Evaluate(price)) => {
                 let total =
-                    reduce.all_reduce(spend::spend_partial_keeping(arena, price, &mut demands));
+                    reduce.all_reduce(spend::spend_partial_keeping(problem, price, &mut demands));
                 evaluated = price;
                 on_round(
                     search.rounds() + 1 - seeded,
@@ -211,17 +217,17 @@ pub fn price_seeded<R: AllReduce>(
                 total.capped.tie_fill(bandwidth)
             } else {
                 reduce
-                    .all_reduce(spend::spend_partial(arena, c.price))
+                    .all_reduce(spend::spend_partial(problem, c.price))
                     .tie_fill(bandwidth)
             };
             last = Some(total);
             break (c.price, fill);
         }
     };
-    let hosts: Vec<HostPrice> = (0..arena.hosts())
+    let hosts: Vec<HostPrice> = (0..problem.hosts())
         .map(|h| match demands.get(h) {
-            Some(&d) if evaluated == multiplier => price_host_from(arena, h, multiplier, fill, d),
-            _ => price_host(arena, h, multiplier, fill),
+            Some(&d) if evaluated == multiplier => price_host_from(problem, h, multiplier, fill, d),
+            _ => price_host(problem, h, multiplier, fill),
         })
         .collect();
     // the seed's pair carries no uncapped half: a seeded search ending on its seed gives no seed on

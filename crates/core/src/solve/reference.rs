@@ -3,7 +3,7 @@
 //! They share nothing with the production search except the per-page response formulas (which are
 //! checked against their first-order conditions on their own).
 
-use super::arena::Arena;
+use super::problem::Problem;
 
 /// Azar et al. Algorithm 2 (PNAS'18): the exact optimum of binary freshness with Poisson crawls
 /// (Problem 2), no host caps, by sorting pages by mu/lambda. Pages with lambda = 0 get rate 0.
@@ -109,15 +109,16 @@ pub fn fixed_interval_bisection(
 /// hosts are capped in decreasing order of W_h / C_h (W_h = their pages' total weight); with the k
 /// first capped, nu = (sum of the others' W) / (R - sum of the first k caps), and k is the first
 /// count at which the next host fits under its cap. A capped host shares its cap in proportion to w.
-pub fn water_filling(arena: &Arena, weight: impl Fn(usize) -> f64, bandwidth: f64) -> Vec<f64> {
-    let w_host: Vec<f64> = (0..arena.hosts())
-        .map(|h| arena.host_pages(h).map(&weight).sum())
+pub fn water_filling(problem: &Problem, weight: impl Fn(usize) -> f64) -> Vec<f64> {
+    let bandwidth = problem.bandwidth();
+    let w_host: Vec<f64> = (0..problem.hosts())
+        .map(|h| problem.host_pages(h).map(&weight).sum())
         .collect();
-    let mut order: Vec<usize> = (0..arena.hosts()).filter(|&h| w_host[h] > 0.0).collect();
-    order.sort_by(|&a, &b| (w_host[b] / arena.cap[b]).total_cmp(&(w_host[a] / arena.cap[a])));
+    let mut order: Vec<usize> = (0..problem.hosts()).filter(|&h| w_host[h] > 0.0).collect();
+    order.sort_by(|&a, &b| (w_host[b] / problem.cap(b)).total_cmp(&(w_host[a] / problem.cap(a))));
     let mut capped_caps = 0.0;
     let mut free_weight: f64 = order.iter().map(|&h| w_host[h]).sum();
-    let mut capped = vec![false; arena.hosts()];
+    let mut capped = vec![false; problem.hosts()];
     let mut nu = 0.0;
     for &h in &order {
         let left = bandwidth - capped_caps;
@@ -127,22 +128,22 @@ pub fn water_filling(arena: &Arena, weight: impl Fn(usize) -> f64, bandwidth: f6
             continue;
         }
         let candidate = free_weight / left;
-        if w_host[h] / candidate <= arena.cap[h] {
+        if w_host[h] / candidate <= problem.cap(h) {
             nu = candidate;
             break;
         }
         capped[h] = true;
-        capped_caps += arena.cap[h];
+        capped_caps += problem.cap(h);
         free_weight -= w_host[h];
         nu = 0.0; // every host so far capped: nu stays 0 unless a later host fits
     }
-    let mut rates = vec![0.0; arena.pages()];
-    for h in 0..arena.hosts() {
-        for i in arena.host_pages(h) {
+    let mut rates = vec![0.0; problem.pages().len()];
+    for h in 0..problem.hosts() {
+        for i in problem.host_pages(h) {
             rates[i] = if w_host[h] <= 0.0 {
                 0.0
             } else if capped[h] || nu == 0.0 {
-                arena.cap[h] * (weight(i) / w_host[h])
+                problem.cap(h) * (weight(i) / w_host[h])
             } else {
                 weight(i) / nu
             };
@@ -183,22 +184,23 @@ pub fn blc_eps_one_pass(
 /// Brute force: nested bisection (200 halvings each) on the global price and on each capped host's
 /// price, evaluating plain sums of the responses clipped to each page's box. Slow and simple;
 /// returns (rates, host prices, nu).
-pub fn bisection(arena: &Arena, bandwidth: f64) -> (Vec<f64>, Vec<f64>, f64) {
+pub fn bisection(problem: &Problem) -> (Vec<f64>, Vec<f64>, f64) {
+    let bandwidth = problem.bandwidth();
     let rate = |h: usize, i: usize, price: f64| -> f64 {
-        let (lo, _) = arena.bounds(h, i);
-        arena.response[i].rate(arena.page(i), price).max(lo)
+        let (lo, _) = problem.bounds(h, i);
+        problem.response(i).rate(problem.page(i), price).max(lo)
     };
     let host_demand =
-        |h: usize, price: f64| -> f64 { arena.host_pages(h).map(|i| rate(h, i, price)).sum() };
+        |h: usize, price: f64| -> f64 { problem.host_pages(h).map(|i| rate(h, i, price)).sum() };
     let host_price = |h: usize, nu: f64| -> f64 {
-        if host_demand(h, nu) <= arena.cap[h] {
+        if host_demand(h, nu) <= problem.cap(h) {
             return nu;
         }
-        bisect(nu, |p| host_demand(h, p) > arena.cap[h])
+        bisect(nu, |p| host_demand(h, p) > problem.cap(h))
     };
     let spend = |nu: f64| -> f64 {
-        (0..arena.hosts())
-            .map(|h| host_demand(h, nu).min(arena.cap[h]))
+        (0..problem.hosts())
+            .map(|h| host_demand(h, nu).min(problem.cap(h)))
             .sum()
     };
     let max_spend = spend(0.0);
@@ -207,10 +209,10 @@ pub fn bisection(arena: &Arena, bandwidth: f64) -> (Vec<f64>, Vec<f64>, f64) {
     } else {
         bisect(0.0, |p| spend(p) > bandwidth)
     };
-    let prices: Vec<f64> = (0..arena.hosts()).map(|h| host_price(h, nu)).collect();
-    let mut rates = vec![0.0; arena.pages()];
+    let prices: Vec<f64> = (0..problem.hosts()).map(|h| host_price(h, nu)).collect();
+    let mut rates = vec![0.0; problem.pages().len()];
     for (h, &price) in prices.iter().enumerate() {
-        for i in arena.host_pages(h) {
+        for i in problem.host_pages(h) {
             rates[i] = rate(h, i, price);
         }
     }

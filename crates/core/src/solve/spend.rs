@@ -1,15 +1,15 @@
 //! Total spend at a price, sum_h min(C_h, D_h(price)), as a partial over one worker's hosts.
 //!
-//! No per-host precomputation is needed (DESIGN §2): a host spends its demand or its cap, whichever
+//! No per-host precomputation is needed: a host spends its demand or its cap, whichever
 //! is smaller, and only uncapped hosts contribute to the slope.
 
 use serde::{Deserialize, Serialize};
 
-use super::arena::Arena;
 use super::demand::{demand, Demand};
 use super::multiplier::Observation;
-use crate::reduce::Combine;
+use super::problem::Problem;
 use crate::exact_sum::ExactSum;
+use crate::reduce::Combine;
 
 /// One worker's share of the spend at a price; combined exactly across workers.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -96,12 +96,12 @@ impl SpendPartial {
     }
 }
 
-/// This worker's spend partial at `price` over all hosts of `arena`.
-pub fn spend_partial(arena: &Arena, price: f64) -> SpendPartial {
-    spend_partial_keeping(arena, price, &mut Vec::new()).capped
+/// This worker's spend partial at `price` over all hosts of `problem`.
+pub fn spend_partial(problem: &Problem, price: f64) -> SpendPartial {
+    spend_partial_keeping(problem, price, &mut Vec::new()).capped
 }
 
-/// The spend at one price with the arena's caps and without them: both come from the same host
+/// The spend at one price with the problem's caps and without them: both come from the same host
 /// demands, and the second is the first observation of the non-polite problem at the same bandwidth
 /// for free (see [`super::sweep`]).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -122,7 +122,11 @@ impl Combine for SpendPair {
 /// [`spend_partial`] with and without the caps, keeping each host's demand at `price` in `demands`
 /// (one per host), so that pricing the hosts at the converged multiplier needs no further pass over
 /// the pages.
-pub fn spend_partial_keeping(arena: &Arena, price: f64, demands: &mut Vec<Demand>) -> SpendPair {
+pub fn spend_partial_keeping(
+    problem: &Problem,
+    price: f64,
+    demands: &mut Vec<Demand>,
+) -> SpendPair {
     demands.clear();
     let empty = SpendPartial {
         price,
@@ -134,10 +138,10 @@ pub fn spend_partial_keeping(arena: &Arena, price: f64, demands: &mut Vec<Demand
         capped: empty.clone(),
         uncapped: empty,
     };
-    for h in 0..arena.hosts() {
-        let d = demand(arena, h, price);
+    for h in 0..problem.hosts() {
+        let d = demand(problem, h, price);
         demands.push(d);
-        pair.capped.add_host(arena.cap[h], &d);
+        pair.capped.add_host(problem.cap(h), &d);
         pair.uncapped.add_host(f64::INFINITY, &d);
     }
     pair
@@ -189,15 +193,15 @@ impl Combine for Prelude {
 }
 
 /// This worker's prelude.
-pub fn prelude(arena: &Arena) -> Prelude {
+pub fn prelude(problem: &Problem) -> Prelude {
     use crate::objective::Response::*;
     let mut p = Prelude::default();
-    for h in 0..arena.hosts() {
+    for h in 0..problem.hosts() {
         let (mut max_demand, mut min_demand) = (0.0, 0.0);
-        for i in arena.host_pages(h) {
-            let (page, response) = (arena.page(i), arena.response[i]);
+        for i in problem.host_pages(h) {
+            let (page, response) = (problem.page(i), problem.response(i));
             let (mu, lambda) = (page.importance, page.change_rate);
-            let (lo, hi) = arena.bounds(h, i);
+            let (lo, hi) = problem.bounds(h, i);
             max_demand += hi;
             min_demand += lo;
             if hi <= 0.0 {
@@ -219,23 +223,18 @@ pub fn prelude(arena: &Arena) -> Prelude {
                     p.offset_moment.add(lambda / 3.0);
                 }
                 BinaryDiscrete => {
-                    assert!(
-                        arena.slot_days > 0.0,
-                        "discrete-time pages need the arena's slot_days (1 / bandwidth) set"
-                    );
                     // the Poisson form with mu' = mu / (1 - Delta), lambda' = Delta / ((1 - Delta) slot)
-                    let (delta, keep) =
-                        crate::objective::discrete::slot_change(lambda, arena.slot_days);
+                    let slot = problem.slot_days();
+                    let (delta, keep) = crate::objective::discrete::slot_change(lambda, slot);
                     if delta < 1.0 {
-                        p.root_moment
-                            .add((mu * delta / arena.slot_days).sqrt() / keep);
-                        p.offset_moment.add(delta / keep / arena.slot_days);
+                        p.root_moment.add((mu * delta / slot).sqrt() / keep);
+                        p.offset_moment.add(delta / keep / slot);
                     }
                 }
             }
         }
-        p.max_spend.add(arena.cap[h].min(max_demand));
-        p.min_spend.add(arena.cap[h].min(min_demand));
+        p.max_spend.add(problem.cap(h).min(max_demand));
+        p.min_spend.add(problem.cap(h).min(min_demand));
     }
     p
 }

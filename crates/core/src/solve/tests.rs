@@ -5,14 +5,28 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, LogNormal, Pareto};
 
-use super::arena::Arena;
-use crate::reduce::Alone;
+use super::pages::{Pages, PagesBuilder};
+use super::problem::Problem;
 use super::{kkt, reference, solve, Solution};
-use crate::objective::{Objective, Response};
+use crate::objective::Objective;
+use crate::reduce::Alone;
+use crate::units::PerDay;
 
 pub(super) struct Instance {
-    pub(super) arena: Arena,
+    pub(super) pages: Pages,
+    pub(super) objective: Objective,
     pub(super) bandwidth: f64,
+    /// BLC-eps's eps (0: no floors).
+    pub(super) floor: f64,
+}
+
+impl Instance {
+    /// The instance's problem: its objective, bandwidth and floors, polite.
+    pub(super) fn problem(&self) -> Problem<'_> {
+        Problem::new(&self.pages, self.objective, self.bandwidth)
+            .and_then(|p| p.with_floor(self.floor, self.pages.len() as u64))
+            .unwrap()
+    }
 }
 
 /// Random pages on random hosts; `cap_scale` sets caps relative to an even share of the bandwidth
@@ -29,26 +43,29 @@ pub(super) fn instance(
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mu_dist = Pareto::new(1.0, 1.3).unwrap();
     let lambda_dist = LogNormal::new(0.3f64.ln(), 1.2).unwrap();
-    let mut per_host: Vec<Vec<(f64, f64, Response)>> = vec![Vec::new(); hosts];
+    let mut per_host: Vec<Vec<(f64, f64, bool)>> = vec![Vec::new(); hosts];
     for _ in 0..pages {
         let h = rng.random_range(0..hosts);
         let mu = mu_dist.sample(&mut rng);
         let lambda = lambda_dist.sample(&mut rng).clamp(5e-4, 7.0);
-        let response = Response::of(objective, rng.random_bool(complete));
-        per_host[h].push((mu, lambda, response));
+        per_host[h].push((mu, lambda, rng.random_bool(complete)));
     }
     let bandwidth = load * pages as f64;
-    let mut arena = Arena::new();
+    let mut b = PagesBuilder::new();
     for pages in per_host {
         let cap = cap_scale * bandwidth / hosts as f64 * rng.random_range(0.2..2.0);
-        arena.push_host(cap, pages);
+        b.push_host(PerDay(cap), pages);
     }
-    arena.slot_days = 1.0 / bandwidth; // one fetch per slot of the discrete-time model
-    Instance { arena, bandwidth }
+    Instance {
+        pages: b.build().unwrap(),
+        objective,
+        bandwidth,
+        floor: 0.0,
+    }
 }
 
 pub(super) fn run(inst: &Instance) -> Solution {
-    solve(&inst.arena, inst.bandwidth, &mut Alone, |_, _, _| {})
+    solve(&inst.problem(), &mut Alone, |_, _, _| {})
 }
 
 fn host_prices(sol: &Solution) -> Vec<f64> {
@@ -58,11 +75,10 @@ fn host_prices(sol: &Solution) -> Vec<f64> {
 /// The KKT conditions (which include the bandwidth) and the caps.
 pub(super) fn assert_kkt_and_caps(inst: &Instance, sol: &Solution) {
     let bad = kkt::violations(
-        &inst.arena,
+        &inst.problem(),
         &sol.rates,
         &host_prices(sol),
         sol.multiplier,
-        inst.bandwidth,
     );
     assert!(
         bad.is_empty(),
@@ -72,7 +88,7 @@ pub(super) fn assert_kkt_and_caps(inst: &Instance, sol: &Solution) {
     );
     for (h, budget) in sol.budgets.iter().enumerate() {
         assert!(
-            *budget <= inst.arena.cap[h] * (1.0 + 1e-9),
+            *budget <= inst.pages.cap(h) * (1.0 + 1e-9),
             "host {h} over its cap"
         );
     }
@@ -98,14 +114,14 @@ fn binary_without_caps_equals_azar_algorithm_2() {
         let inst = instance(seed, 2000, 50, Objective::Binary, 0.0, f64::INFINITY, 0.2);
         let sol = run(&inst);
         let reference = reference::azar_problem2(
-            &inst.arena.importance,
-            &inst.arena.change_rate,
+            inst.pages.importance(),
+            inst.pages.change_rate(),
             inst.bandwidth,
         );
-        for i in 0..inst.arena.pages() {
+        for i in 0..inst.pages.len() {
             // rho = sqrt(mu lambda / theta) - lambda: the error of the square root is relative to
             // rho + lambda, and that is how much a rate can be trusted in any f64 computation.
-            let scale = reference[i] + inst.arena.change_rate[i];
+            let scale = reference[i] + inst.pages.change_rate()[i];
             assert!(
                 (sol.rates[i] - reference[i]).abs() <= 1e-12 * scale,
                 "seed {seed} page {i}: {} vs {}",
@@ -125,7 +141,7 @@ fn harmonic_without_caps_equals_the_closed_form() {
     for seed in 0..20 {
         let inst = instance(seed, 2000, 50, Objective::Harmonic, 0.0, f64::INFINITY, 0.2);
         let sol = run(&inst);
-        let (rates, _, nu) = reference::bisection(&inst.arena, inst.bandwidth);
+        let (rates, _, nu) = reference::bisection(&inst.problem());
         assert!(
             ((sol.multiplier - nu) / nu).abs() < 1e-12,
             "{} vs {nu}",
@@ -161,7 +177,7 @@ fn mixed_observability_with_caps_equals_brute_force() {
         );
         if objective == Objective::Harmonic {
             // continuous responses: the brute force is unique and comparable page by page
-            let (rates, _, nu) = reference::bisection(&inst.arena, inst.bandwidth);
+            let (rates, _, nu) = reference::bisection(&inst.problem());
             assert!(
                 (sol.multiplier - nu).abs() <= 1e-10 * nu,
                 "seed {seed}: {} vs {nu}",
@@ -184,7 +200,7 @@ fn caps_binding_on_most_hosts() {
         let inst = instance(seed, 3000, 100, Objective::Harmonic, 0.04, 0.3, 0.5);
         let sol = run(&inst);
         let capped = sol.hosts.iter().filter(|h| h.capped).count();
-        assert!(capped * 2 > inst.arena.hosts(), "only {capped} capped");
+        assert!(capped * 2 > inst.pages.hosts(), "only {capped} capped");
         assert_kkt(&inst, &sol);
     }
 }
@@ -195,7 +211,7 @@ fn caps_below_the_bandwidth_leave_the_rest_unused() {
     let inst = instance(3, 2000, 50, Objective::Harmonic, 0.0, 0.05, 0.5);
     let sol = run(&inst);
     assert_eq!(sol.multiplier, 0.0);
-    let caps: f64 = inst.arena.cap.iter().sum();
+    let caps: f64 = (0..inst.pages.hosts()).map(|h| inst.pages.cap(h)).sum();
     assert!(((sol.bandwidth_used - caps) / caps).abs() < 1e-12);
     assert!(sol.bandwidth_used < inst.bandwidth);
     assert_kkt(&inst, &sol);
@@ -208,18 +224,16 @@ fn all_complete_binary_is_a_fractional_knapsack() {
     for seed in 0..10 {
         let inst = instance(seed, 500, 1, Objective::Binary, 1.0, f64::INFINITY, 0.1);
         let sol = run(&inst);
-        let a = &inst.arena;
-        let mut order: Vec<usize> = (0..a.pages()).collect();
-        order.sort_by(|&x, &y| {
-            (a.importance[y] / a.change_rate[y]).total_cmp(&(a.importance[x] / a.change_rate[x]))
-        });
+        let (mu, lambda) = (inst.pages.importance(), inst.pages.change_rate());
+        let mut order: Vec<usize> = (0..inst.pages.len()).collect();
+        order.sort_by(|&x, &y| (mu[y] / lambda[y]).total_cmp(&(mu[x] / lambda[x])));
         let mut left = inst.bandwidth;
-        let mut want = vec![0.0; a.pages()];
+        let mut want = vec![0.0; inst.pages.len()];
         for i in order {
-            want[i] = a.change_rate[i].min(left);
+            want[i] = lambda[i].min(left);
             left -= want[i];
         }
-        for i in 0..a.pages() {
+        for i in 0..inst.pages.len() {
             assert!(
                 (sol.rates[i] - want[i]).abs() <= 1e-12 * inst.bandwidth,
                 "seed {seed} page {i}: {} vs {}",
@@ -238,7 +252,7 @@ fn rounds_stay_few_on_web_like_instances() {
         for objective in [Objective::Harmonic, Objective::Binary] {
             let inst = instance(seed, 20_000, 300, objective, 0.04, 3.0, 0.2);
             let mut trace = Vec::new();
-            let sol = solve(&inst.arena, inst.bandwidth, &mut Alone, |r, p, gap| {
+            let sol = solve(&inst.problem(), &mut Alone, |r, p, gap| {
                 trace.push((r, p, gap))
             });
             assert_kkt(&inst, &sol);

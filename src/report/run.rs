@@ -1,8 +1,21 @@
-//! The run summary: `summary.json` for machines and a short text for people.
+//! The run summary: `summary.json` for machines and a short text for people, assembled from what
+//! the workers measured ([`RunFacts`]).
 
 use std::collections::BTreeMap;
 
+use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
+
+use crate::io::pages::Reason;
+use crate::plan::run::RunPlan;
+use revisit_core::exact_sum::ExactSum;
+use revisit_core::objective::value::PolicyValue;
+use revisit_core::reduce::Combine;
+use revisit_core::schedule::night::NightTotals;
+use revisit_core::schedule::visits::{EvenlySpaced, VisitObjective, Visits};
+
+/// The version written into summaries and file metadata.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Wall-clock seconds per phase, as seen by worker 0.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -141,6 +154,191 @@ pub struct Summary {
     pub seconds: PhaseSeconds,
 }
 
+/// What the rates of one worker (or, combined, of all) add up to.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RatesTotals {
+    /// Harmonic and binary costs of the rates, whatever the objective.
+    pub value: PolicyValue,
+    /// The run's own objective as a cost ([`revisit_core::objective::Response::cost`]).
+    pub objective: ExactSum,
+    pub scheduled: u64,
+    pub zero_rate: u64,
+    pub hosts: u64,
+    pub hosts_capped: u64,
+    /// Peak resident memory of the largest process, bytes.
+    pub peak_rss: u64,
+}
+
+impl Combine for RatesTotals {
+    fn combine(&mut self, o: Self) {
+        self.value.combine(o.value);
+        self.objective.merge(&o.objective);
+        self.scheduled += o.scheduled;
+        self.zero_rate += o.zero_rate;
+        self.hosts += o.hosts;
+        self.hosts_capped += o.hosts_capped;
+        self.peak_rss = self.peak_rss.max(o.peak_rss);
+    }
+}
+
+/// The integer visits of a run and their bounds, as every worker agrees on them.
+pub struct VisitsFacts<'a> {
+    /// What the integer visits pursued.
+    pub objective: VisitObjective,
+    pub visits: &'a Visits,
+    /// The integer visits evenly spaced (the Weak-Politeness bound), and the best without caps.
+    pub weak_politeness: &'a EvenlySpaced,
+    pub non_polite: &'a EvenlySpaced,
+    /// Fetches per second of each crawler.
+    pub crawler_rate_per_s: f64,
+    pub totals: &'a NightTotals,
+}
+
+/// Everything a run's summary is made of, as the workers measured it.
+pub struct RunFacts<'a> {
+    pub plan: &'a RunPlan,
+    /// Fetches per day asked for.
+    pub bandwidth: f64,
+    /// The global multiplier, its rounds, the fetches per day used, and the most the pages and
+    /// hosts could take at price 0 (+inf: no limit).
+    pub multiplier: f64,
+    pub rounds: u32,
+    pub bandwidth_used: f64,
+    pub max_spend: f64,
+    pub rows_in: u64,
+    /// Rejected rows by reason, in [`Reason::ALL`] order.
+    pub rejected_by_reason: &'a [u64],
+    pub rates: &'a RatesTotals,
+    pub crawler_load_max_over_mean: f64,
+    pub timetable: Option<VisitsFacts<'a>>,
+    pub workers: usize,
+    pub processes: usize,
+    pub seconds: PhaseSeconds,
+}
+
+impl Summary {
+    /// The summary of a run from what it measured; fails if the counts do not add up (a bug: the
+    /// run then publishes nothing).
+    pub fn assemble(f: RunFacts) -> Result<Summary> {
+        let plan = f.plan;
+        let c = f.rates;
+        let rejected_by_reason: BTreeMap<String, u64> = Reason::ALL
+            .iter()
+            .zip(f.rejected_by_reason)
+            .filter(|(_, &n)| n > 0)
+            .map(|(r, &n)| (r.name().to_owned(), n))
+            .collect();
+        let rows_rejected = rejected_by_reason.values().sum();
+        let recommended_crawlers = match &plan.index {
+            Some(index) => {
+                let arrival = f.bandwidth_used / plan.crawlers as f64;
+                let (crawlers, cost) = index.recommend(arrival)?;
+                Some(Recommendation {
+                    crawlers,
+                    cost,
+                    arrival_rate_per_crawler: arrival,
+                    index_rate: index.index_rate,
+                    index_buffer: index.buffer,
+                    index_gamma: index.gamma,
+                })
+            }
+            None => None,
+        };
+        let timetable = f.timetable.as_ref().map(|t| timetable_summary(plan, t));
+        if let Some(t) = &timetable {
+            if t.visits_scheduled + t.visits_dropped != t.visits_planned {
+                bail!(
+                    "internal error: visits do not add up ({} planned, {} scheduled, {} dropped); nothing published",
+                    t.visits_planned,
+                    t.visits_scheduled,
+                    t.visits_dropped
+                );
+            }
+        }
+        // what no price can place: the pages' and hosts' total room at price 0 falls short of R
+        let unusable = if f.max_spend.is_finite() {
+            (f.bandwidth - f.max_spend).max(0.0)
+        } else {
+            0.0
+        };
+        let summary = Summary {
+            version: VERSION.to_owned(),
+            objective: plan.objective.name().to_owned(),
+            multiplier: f.multiplier,
+            rounds: f.rounds,
+            bandwidth_requested: f.bandwidth,
+            bandwidth_used: f.bandwidth_used,
+            bandwidth_unusable: unusable,
+            bandwidth_relative_error: (f.bandwidth_used - (f.bandwidth - unusable)) / f.bandwidth,
+            horizon_s: plan.pages.horizon.0,
+            crawlers: plan.crawlers,
+            cost_harmonic: c.value.harmonic_cost(),
+            cost_binary: c.value.binary_cost(),
+            cost_objective: Some(c.objective.value())
+                .filter(|v| v.is_finite() && plan.objective.is_exact()),
+            urls_starved: c.value.starved,
+            rows_in: f.rows_in,
+            rows_scheduled: c.scheduled,
+            rows_zero_rate: c.zero_rate,
+            rows_rejected,
+            rejected_by_reason,
+            hosts: c.hosts,
+            hosts_capped: c.hosts_capped,
+            crawler_load_max_over_mean: f.crawler_load_max_over_mean,
+            recommended_crawlers,
+            timetable,
+            workers: f.workers,
+            processes: f.processes,
+            peak_rss_bytes: c.peak_rss,
+            seconds: f.seconds,
+        };
+        if summary.rows_in
+            != summary.rows_scheduled + summary.rows_zero_rate + summary.rows_rejected
+        {
+            bail!(
+                "internal error: rows do not add up ({} in, {} scheduled, {} zero rate, {} rejected); nothing published",
+                summary.rows_in,
+                summary.rows_scheduled,
+                summary.rows_zero_rate,
+                summary.rows_rejected
+            );
+        }
+        Ok(summary)
+    }
+}
+
+/// The timetable part of a run's summary.
+fn timetable_summary(plan: &RunPlan, t: &VisitsFacts) -> TimetableSummary {
+    let for_staleness = t.objective == VisitObjective::Staleness;
+    let (wp, np, totals) = (t.weak_politeness, t.non_polite, t.totals);
+    TimetableSummary {
+        sequencing: plan
+            .timetable
+            .as_ref()
+            .map(|p| p.sequencing.name().to_owned())
+            .unwrap_or_default(),
+        visits_objective: t.objective.name().into(),
+        crawler_rate_per_s: t.crawler_rate_per_s,
+        visits_budget: t.visits.budget,
+        visits_planned: t.visits.used,
+        visits_scheduled: totals.scheduled,
+        visits_dropped: totals.dropped,
+        visits_dropped_at_wrap: totals.dropped_at_wrap,
+        visits_served_round_the_cycle: totals.served_round_the_cycle,
+        crawler_utilisation_max: totals.utilisation_max,
+        delay_max_s: totals.delay_max_s,
+        multiplier: t.visits.multiplier,
+        rounds: t.visits.rounds,
+        staleness: totals.value.staleness(),
+        staleness_weak_politeness: for_staleness.then(|| wp.mean()),
+        staleness_non_polite: for_staleness.then(|| np.mean()),
+        // unvisited changing pages are starved in the plan, unserved ones in the timetable
+        cost_harmonic: totals.value.cost_harmonic(),
+        cost_harmonic_weak_politeness: wp.harmonic_cost().filter(|_| !for_staleness),
+        cost_harmonic_non_polite: np.harmonic_cost().filter(|_| !for_staleness),
+    }
+}
+
 impl Summary {
     /// A few lines for the terminal.
     pub fn human(&self, out: &std::path::Path) -> String {
@@ -260,29 +458,6 @@ impl Summary {
         s += &format!("  output: {}\n", out.display());
         s
     }
-}
-
-/// Peak resident set size of this process, bytes (Linux; 0 elsewhere).
-pub fn peak_rss_bytes() -> u64 {
-    proc_status_bytes("VmHWM:")
-}
-
-/// Current resident set size of this process, bytes (Linux; 0 elsewhere).
-pub fn rss_bytes() -> u64 {
-    proc_status_bytes("VmRSS:")
-}
-
-fn proc_status_bytes(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<u64>().ok())
-        })
-        .map(|kb| kb * 1024)
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -3,25 +3,27 @@
 //!
 //! One process reads every history file and groups rows by URL in memory (about 60 bytes per
 //! observation plus the URL): enough for a nightly job over the history suffix that matters
-//! (the paper's 14 weeks of daily crawls), not a distributed join.
+//! (the paper's 14 weeks of daily crawls), not a distributed join. The estimators are
+//! [`revisit_core::estimate`].
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use anyhow::{bail, Context, Result};
-use arrow_array::{BooleanArray, Float64Array, RecordBatch, StringArray, UInt64Array};
-use arrow_schema::{DataType, Field, Schema};
-use serde::Serialize;
-
+use anyhow::{bail, Result};
 use revisit_core::estimate::{estimate, Window};
-use crate::io::history::{self, InvalidRow};
-use crate::io::pages_fill::{self, Filled};
-use crate::io::{inputs, parquet_out};
 use revisit_core::units::SECONDS_PER_DAY;
+
+use super::shared::JobArg;
+use crate::io::change_rates_out::{self, ChangeRates};
+use crate::io::history;
+use crate::io::inputs;
+use crate::io::pages_fill;
+use crate::report::estimate::EstimateSummary;
 
 /// Parameters of `revisit estimate`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct EstimateArgs {
+    #[command(flatten)]
+    pub job: JobArg,
     /// Crawl histories: Parquet files, CSV files (.csv, header row), folders or globs. One row per
     /// observation: url, observed_at_s (seconds since any fixed epoch, e.g. Unix time), changed
     /// (bool: the page differed from its previous crawl; with complete_obs, a change notice) and
@@ -46,74 +48,15 @@ pub struct EstimateArgs {
     #[arg(long, default_value = "pages-estimated", value_name = "DIR")]
     pub out_pages: PathBuf,
     /// Print the summary as JSON.
-    #[arg(long)]
+    #[arg(long, overrides_with = "no_json")]
     pub json: bool,
-}
-
-/// What `revisit estimate` read and wrote.
-#[derive(Clone, Debug, Serialize)]
-pub struct EstimateSummary {
-    pub rows: u64,
-    /// Rows without a url, a finite observed_at_s or a changed flag; the first is named.
-    pub rows_invalid: u64,
-    pub first_invalid: Option<InvalidRow>,
-    pub urls: u64,
-    pub urls_complete: u64,
-    /// URLs with no observation in the window: their rate is the smoothing prior's.
-    pub urls_without_observations: u64,
-    /// The window used, seconds since the epoch.
-    pub window_from_s: f64,
-    pub window_to_s: f64,
-    /// Median estimated change rate, per day.
-    pub change_rate_median: f64,
-    pub out: PathBuf,
-    /// With --pages: the filled page set.
-    pub pages: Option<Filled>,
-    pub out_pages: Option<PathBuf>,
-}
-
-impl EstimateSummary {
-    pub fn human(&self) -> String {
-        let mut s = format!(
-            "revisit estimate: {} rows ({} invalid), {} URLs ({} with complete observations) over {:.2} days; median change rate {:.6} per day\n",
-            self.rows,
-            self.rows_invalid,
-            self.urls,
-            self.urls_complete,
-            (self.window_to_s - self.window_from_s) / SECONDS_PER_DAY,
-            self.change_rate_median
-        );
-        if let Some(r) = &self.first_invalid {
-            s += &format!(
-                "  first invalid row: {} row {} column {}\n",
-                r.file, r.row, r.column
-            );
-        }
-        if self.urls_without_observations > 0 {
-            s += &format!(
-                "  {} URLs have no observation in the window: they get the smoothing prior\n",
-                self.urls_without_observations
-            );
-        }
-        s += &format!("wrote {}\n", self.out.display());
-        if let (Some(f), Some(dir)) = (&self.pages, &self.out_pages) {
-            s += &format!(
-                "pages: {} rows in {} files, {} with an estimate, {} keep their change_rate, {} have none (run rejects them); {} estimated URLs are no page's\nwrote {}\n",
-                f.rows,
-                f.files,
-                f.rows_estimated,
-                f.rows_kept,
-                f.rows_without_rate,
-                f.estimates_unmatched,
-                dir.display()
-            );
-        }
-        s
-    }
+    /// Print the summary as text (undoes --json from a job file).
+    #[arg(long, overrides_with = "json", hide_short_help = true)]
+    pub no_json: bool,
 }
 
 /// Reads the histories, estimates every URL's change rate and writes the table.
-pub fn run(args: &EstimateArgs) -> Result<EstimateSummary> {
+pub fn estimate_all(args: &EstimateArgs) -> Result<EstimateSummary> {
     let paths = inputs::expand(&args.inputs)?;
     let mut history = history::read_all(&paths)?;
     if history.by_url.is_empty() {
@@ -176,36 +119,18 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateSummary> {
             &estimates,
         )?)
     };
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("url", DataType::Utf8, false),
-        Field::new("change_rate", DataType::Float64, false),
-        Field::new("complete_obs", DataType::Boolean, false),
-        Field::new("observations", DataType::UInt64, false),
-        Field::new("changes", DataType::UInt64, false),
-    ]));
     let mut sorted = rates.clone();
     sorted.sort_unstable_by(f64::total_cmp);
-    let batch = RecordBatch::try_new(
-        schema.clone(),
-        vec![
-            Arc::new(StringArray::from_iter_values(urls.iter().map(|u| &u.0))),
-            Arc::new(Float64Array::from(rates)),
-            Arc::new(BooleanArray::from(complete.clone())),
-            Arc::new(UInt64Array::from(observations)),
-            Arc::new(UInt64Array::from(changes)),
-        ],
+    change_rates_out::write(
+        &args.out,
+        &ChangeRates {
+            urls: urls.iter().map(|u| u.0.as_str()).collect(),
+            change_rate: &rates,
+            complete_obs: &complete,
+            observations: &observations,
+            changes: &changes,
+        },
     )?;
-    let metadata = [
-        ("revisit.units.change_rate".to_owned(), "1/day".to_owned()),
-        (
-            "revisit.estimator".to_owned(),
-            "NeurIPS'19 eqs. 10 (incomplete) and 11 (complete), smoothing 0.5".to_owned(),
-        ),
-    ];
-    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    parquet_out::write(&args.out, schema, &[batch], &metadata)?;
     Ok(EstimateSummary {
         rows: history.rows,
         rows_invalid: history.invalid,
@@ -219,5 +144,15 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateSummary> {
         out: args.out.clone(),
         out_pages: filled.as_ref().map(|_| args.out_pages.clone()),
         pages: filled,
+    })
+}
+
+/// Runs `revisit estimate`; returns its summary (JSON with --json).
+pub fn run(args: &EstimateArgs) -> Result<String> {
+    let summary = estimate_all(args)?;
+    Ok(if args.json {
+        serde_json::to_string_pretty(&summary)? + "\n"
+    } else {
+        summary.human()
     })
 }

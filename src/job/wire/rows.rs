@@ -1,15 +1,10 @@
-//! Rows in transit between workers: columnar batches, so an exchange moves a few large buffers
-//! instead of millions of small records with two Strings each (STACK.md: 3-9 M records/s with
-//! Strings, an order of magnitude more for buffers).
+//! Input rows in transit to their host's worker: columnar batches, so an exchange moves a few
+//! large buffers instead of millions of small records with two Strings each (measured: 3-9 M
+//! records/s with Strings, an order of magnitude more as buffers).
 
 use serde::{Deserialize, Serialize};
 
-/// Where an input row came from: its file (index into the sorted input list) and row in that file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct Origin {
-    pub file: u32,
-    pub row: u64,
-}
+use crate::io::pages::Origin;
 
 /// What ends a URL's scheme; the authority, and most often the host, follows.
 const SCHEME_END: &str = "://";

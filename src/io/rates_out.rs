@@ -1,0 +1,130 @@
+//! Writing a crawler's rates partition: one row per scheduled URL, as the job hands them over.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Result;
+use arrow_array::builder::Float64Builder;
+use arrow_array::{ArrayRef, BooleanArray, Float64Array, RecordBatch};
+
+use super::columns::Utf8Builder;
+use super::parquet_out::{self, ROW_GROUP_ROWS};
+use super::schema;
+
+/// One row of a rates table.
+#[derive(Clone, Copy, Debug)]
+pub struct RateRow<'a> {
+    pub url: &'a [u8],
+    pub host: &'a [u8],
+    /// Importance as read (the input's column, whatever the solver made of it).
+    pub importance: f64,
+    /// Changes per day.
+    pub change_rate: f64,
+    pub complete_obs: bool,
+    /// Fetches per day.
+    pub crawl_rate: f64,
+    pub host_capped: bool,
+}
+
+/// How many rows, and bytes of URL text, a file will hold (to size its row groups once).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Size {
+    pub rows: usize,
+    pub url_bytes: usize,
+}
+
+/// Writes `rows` (in order) as a rates file of `size`; returns (rows, bytes written).
+pub fn write_rates<'a>(
+    path: &Path,
+    rows: impl IntoIterator<Item = RateRow<'a>>,
+    size: Size,
+    metadata: &[(String, String)],
+) -> Result<(u64, u64)> {
+    let mut writer = parquet_out::Writer::create(path, schema::rates(), metadata, ROW_GROUP_ROWS)?;
+    let mut group = RatesGroup::default();
+    let mut left = size.rows;
+    for row in rows {
+        if group.rows() == 0 {
+            let rows = left.clamp(1, ROW_GROUP_ROWS);
+            // URL bytes of the group, from the mean length; a longer group grows once
+            let mean = size.url_bytes as f64 / size.rows.max(1) as f64;
+            let text = (mean * rows as f64 * 1.05) as usize;
+            group = RatesGroup::with_capacity(rows, text, text / 2);
+        }
+        group.push(&row);
+        if group.rows() == ROW_GROUP_ROWS {
+            left = left.saturating_sub(group.rows());
+            writer.write(&std::mem::take(&mut group).finish()?)?;
+        }
+    }
+    if group.rows() > 0 {
+        writer.write(&group.finish()?)?;
+    }
+    writer.finish()
+}
+
+/// The columns of one row group of a rates file, sized up front.
+#[derive(Default)]
+struct RatesGroup {
+    url: Utf8Builder,
+    host: Utf8Builder,
+    importance: Vec<f64>,
+    change_rate: Vec<f64>,
+    complete: Vec<bool>,
+    rate: Vec<f64>,
+    probability: Float64Builder,
+    capped: Vec<bool>,
+}
+
+impl RatesGroup {
+    fn with_capacity(rows: usize, url_text: usize, host_text: usize) -> Self {
+        RatesGroup {
+            url: Utf8Builder::with_capacity(rows, url_text),
+            host: Utf8Builder::with_capacity(rows, host_text),
+            importance: Vec::with_capacity(rows),
+            change_rate: Vec::with_capacity(rows),
+            complete: Vec::with_capacity(rows),
+            rate: Vec::with_capacity(rows),
+            probability: Float64Builder::with_capacity(rows),
+            capped: Vec::with_capacity(rows),
+        }
+    }
+
+    fn rows(&self) -> usize {
+        self.rate.len()
+    }
+
+    fn push(&mut self, r: &RateRow) {
+        self.url.push(r.url);
+        self.host.push(r.host);
+        self.importance.push(r.importance);
+        self.change_rate.push(r.change_rate);
+        self.complete.push(r.complete_obs);
+        self.rate.push(r.crawl_rate);
+        if r.complete_obs {
+            // rho = p lambda (NeurIPS'19 §4.2): the chance of a fetch on each change notice
+            self.probability.append_value(if r.change_rate > 0.0 {
+                (r.crawl_rate / r.change_rate).min(1.0)
+            } else {
+                0.0
+            });
+        } else {
+            self.probability.append_null();
+        }
+        self.capped.push(r.host_capped);
+    }
+
+    fn finish(mut self) -> Result<RecordBatch> {
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(self.url.finish()?),
+            Arc::new(self.host.finish()?),
+            Arc::new(Float64Array::from(self.importance)),
+            Arc::new(Float64Array::from(self.change_rate)),
+            Arc::new(BooleanArray::from(self.complete)),
+            Arc::new(Float64Array::from(self.rate)),
+            Arc::new(self.probability.finish()),
+            Arc::new(BooleanArray::from(self.capped)),
+        ];
+        Ok(RecordBatch::try_new(schema::rates(), columns)?)
+    }
+}

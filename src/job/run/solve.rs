@@ -1,0 +1,60 @@
+//! The solve phase of `run`: the bandwidth, the problem on this worker's pages, the rates (every
+//! worker takes part in the multiplier's rounds), and what they are worth.
+
+use std::time::Instant;
+
+use anyhow::Result;
+use revisit_core::solve::{self, optimum::value_of_rates, Problem, Solution};
+
+use crate::job::channel::Reducer;
+use crate::job::fail_point::fail_point;
+use crate::job::load::Loaded;
+use crate::job::progress::Progress;
+use crate::plan::run::RunPlan;
+use crate::report::run::RatesTotals;
+
+/// The solved rates of this worker's pages.
+pub struct Solved {
+    /// Fetches per day asked for.
+    pub bandwidth: f64,
+    pub solution: Solution,
+    /// What this worker's rates add up to.
+    pub totals: RatesTotals,
+    pub done: Instant,
+}
+
+/// Solves the run's problem on `loaded`'s pages.
+pub fn solve(
+    reducer: &mut Reducer<'_>,
+    plan: &RunPlan,
+    loaded: &Loaded,
+    progress: &Progress,
+) -> Result<Solved> {
+    let bandwidth = plan.bandwidth.per_day(loaded.pages);
+    progress.say(format!("solving for {bandwidth} fetches/day"));
+    let problem = Problem::new(&loaded.arranged.pages, plan.objective, bandwidth)?
+        .with_floor(plan.floor_eps, loaded.pages)?;
+    fail_point("solve", reducer.worker.index());
+    let solution = solve::solve(&problem, reducer, |round, price, gap| {
+        progress.say(format!(
+            "round {round}: multiplier {price:.12e}, spend/bandwidth - 1 = {gap:+.3e}"
+        ))
+    });
+    let (value, objective) = value_of_rates(&problem, &solution.rates);
+    let scheduled = solution.rates.iter().filter(|&&r| r > 0.0).count() as u64;
+    let totals = RatesTotals {
+        value,
+        objective,
+        scheduled,
+        zero_rate: solution.rates.len() as u64 - scheduled,
+        hosts: solution.hosts.len() as u64,
+        hosts_capped: solution.hosts.iter().filter(|h| h.capped).count() as u64,
+        peak_rss: 0,
+    };
+    Ok(Solved {
+        bandwidth,
+        solution,
+        totals,
+        done: Instant::now(),
+    })
+}

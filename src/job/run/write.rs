@@ -1,0 +1,447 @@
+//! The write phase of `run`: hosts and rejected rows to the lead, then each crawler's rates (and
+//! visits) to the worker that writes its partition, one crawler per worker at a time, into a staging
+//! folder every worker agrees on. Ends in the all-reduce that carries every worker's files, totals
+//! and first error.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use revisit_core::reduce::{AllReduce, Combine};
+use revisit_core::schedule::night::NightTotals;
+use revisit_core::units::{per_horizon, PerDay};
+use serde::{Deserialize, Serialize};
+
+use super::assign::Assigned;
+use super::solve::Solved;
+use super::visits::{write_crawler_visits, Night};
+use super::Channels;
+use crate::io::hosts_out::{write_hosts, HostRow};
+use crate::io::manifest::FileEntry;
+use crate::io::pages::Rejected;
+use crate::io::rates_out::{write_rates, RateRow, Size};
+use crate::io::rejected_out::write_rejected;
+use crate::io::{publish, schema};
+use crate::job::arrange::URL_PREFETCH_DISTANCE;
+use crate::job::channel::Reducer;
+use crate::job::fail_point::fail_point;
+use crate::job::load::Loaded;
+use crate::job::progress::Progress;
+use crate::job::wire::rated::RatedBatch;
+use crate::job::wire::visits::{VisitBatch, VisitHost};
+use crate::job::wire::{BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
+use crate::plan::run::RunPlan;
+use crate::report::memory::peak_rss_bytes;
+use crate::report::run::{RatesTotals, VERSION};
+
+/// What every worker wrote, and where.
+pub struct Written {
+    /// The staging folder (the lead publishes it).
+    pub staging: PathBuf,
+    /// Every worker's files.
+    pub files: Vec<FileEntry>,
+    /// Every worker's rates, combined.
+    pub rates: RatesTotals,
+    /// Every crawler's night, combined (with --timetable).
+    pub nights: NightTotals,
+}
+
+/// Writes every table of the run into a staging folder; fails alike on every worker.
+#[allow(clippy::too_many_arguments)]
+pub fn write(
+    reducer: &mut Reducer<'_>,
+    channels: &mut Channels,
+    plan: &RunPlan,
+    loaded: &Loaded,
+    solved: &Solved,
+    assigned: &Assigned,
+    night: Option<&Night>,
+    progress: &Progress,
+) -> Result<Written> {
+    let index = reducer.worker.index();
+    let peers = reducer.worker.peers();
+    let lead = index == 0;
+    fail_point("write", index);
+    channels.gather.send((
+        0,
+        bincode::serialize(&(host_rows(plan, loaded, solved, assigned), &loaded.rejected))
+            .context("encoding host rows")?,
+    ));
+    let gathered = channels.gather.finish_round(reducer.worker);
+
+    // The staging folder every worker agrees on.
+    let run_id = reducer.all_reduce(RunId(run_id_candidate()));
+    let staging = publish::staging_dir(&plan.out, &format!("{:016x}", run_id.0));
+    let metadata = file_metadata(plan, solved);
+    let visit_metadata = night.map(|n| visits_metadata(&metadata, plan, n));
+    let mut files = Vec::new();
+    let mut nights = NightTotals::default();
+    if let Some(n) = night {
+        nights.value = n.unvisited.clone();
+    }
+    let mut error: Option<(u32, String)> = None;
+    if lead {
+        match write_lead_tables(&staging, gathered, &loaded.files, &metadata) {
+            Ok(f) => files.extend(f),
+            Err(e) => error = Some((0, format!("{e:#}"))),
+        }
+    }
+
+    // Rates, in rounds of one crawler per worker: each worker sends the round's rows to their
+    // crawler's writer, which writes that partition while the others do theirs. Only one round of
+    // rows is ever copied at a time.
+    let width = crawler_digits(plan.crawlers);
+    for first in (0..plan.crawlers).step_by(peers) {
+        for crawler in first..(first + peers as u32).min(plan.crawlers) {
+            let dest = crawler % peers as u32;
+            send_rates(channels, loaded, solved, assigned, crawler, dest);
+            if let (Some(n), Some(channel)) = (night, channels.visits.as_mut()) {
+                send_visits(channel, loaded, n, assigned, crawler, dest);
+            }
+        }
+        let mine = channels.rated.finish_round(reducer.worker);
+        let mine_visits = channels
+            .visits
+            .as_mut()
+            .map(|c| c.finish_round(reducer.worker));
+        progress.say(format!("crawlers {first}..: rows at their writers"));
+        let crawler = first + index as u32;
+        if crawler < plan.crawlers && error.is_none() {
+            let rel = format!("rates/crawler={crawler:0width$}/part-00000.parquet");
+            match write_crawler_rates(&staging, &rel, &mine, &metadata) {
+                Ok(entry) => files.push(entry),
+                Err(e) => error = Some((index as u32, format!("{e:#}"))),
+            }
+            if let (Some(batches), Some(meta), Some(n)) = (mine_visits, &visit_metadata, night) {
+                let rel = format!("visits/crawler={crawler:0width$}/part-00000.parquet");
+                match write_crawler_visits(&staging, &rel, batches, n, meta) {
+                    Ok((entry, totals)) => {
+                        files.push(entry);
+                        nights.combine(totals);
+                    }
+                    Err(e) => error = Some((index as u32, format!("{e:#}"))),
+                }
+            }
+            progress.say(format!("crawler {crawler}: written"));
+        }
+    }
+    progress.say(format!(
+        "wrote this worker's files at {:.2} s after the solve",
+        solved.done.elapsed().as_secs_f64()
+    ));
+    let mut rates = solved.totals.clone();
+    rates.peak_rss = peak_rss_bytes();
+    let done = reducer.all_reduce(Done {
+        error,
+        files,
+        rates,
+        nights,
+    });
+    if let Some((_, message)) = done.error {
+        if lead {
+            std::fs::remove_dir_all(&staging).ok();
+        }
+        anyhow::bail!(message);
+    }
+    Ok(Written {
+        staging,
+        files: done.files,
+        rates: done.rates,
+        nights: done.nights,
+    })
+}
+
+/// This worker's rows of the hosts table (cap, demand and budget per horizon).
+fn host_rows(
+    plan: &RunPlan,
+    loaded: &Loaded,
+    solved: &Solved,
+    assigned: &Assigned,
+) -> Vec<HostRow> {
+    let (a, horizon) = (&loaded.arranged, plan.pages.horizon);
+    let s = &solved.solution;
+    (0..a.pages.hosts())
+        .map(|h| HostRow {
+            host: a.host_names[h].clone(),
+            crawler: assigned.crawler_of[h],
+            cap: per_horizon(PerDay(a.pages.cap(h)), horizon),
+            demand: per_horizon(PerDay(s.hosts[h].demand), horizon),
+            budget: per_horizon(PerDay(s.budgets[h]), horizon),
+            capped: s.hosts[h].capped,
+            multiplier: s.hosts[h].price,
+        })
+        .collect()
+}
+
+/// Sends the rated rows of this worker's hosts of `crawler` to its writer `dest`, in batches of
+/// whole hosts in canonical order.
+fn send_rates(
+    channels: &mut Channels,
+    loaded: &Loaded,
+    solved: &Solved,
+    assigned: &Assigned,
+    crawler: u32,
+    dest: u32,
+) {
+    let a = &loaded.arranged;
+    let s = &solved.solution;
+    let mut rows_per_batch = 0;
+    let mut batch = RatedBatch::default();
+    for &h in &assigned.hosts_of_crawler[crawler as usize] {
+        if batch.url_text.capacity() == 0 {
+            // a fresh batch (none yet, or the last one sent): it will hold about as many rows as
+            // the last one
+            batch = RatedBatch::with_capacity(
+                dest,
+                crawler,
+                BATCH_TEXT_BYTES + BATCH_TEXT_SLACK,
+                rows_per_batch + rows_per_batch / 8,
+            );
+        }
+        batch.start_host(a.host_ids[h], &a.host_names[h], s.hosts[h].capped);
+        for i in a.pages.host_pages(h) {
+            a.prefetch_url(i + URL_PREFETCH_DISTANCE);
+            let rate = s.rates[i];
+            if rate > 0.0 {
+                let mu = a
+                    .input_importance
+                    .get(i)
+                    .copied()
+                    .unwrap_or(a.pages.importance()[i]);
+                batch.push(
+                    a.url_bytes(i),
+                    mu,
+                    a.pages.change_rate()[i],
+                    a.pages.complete_obs()[i],
+                    rate,
+                );
+            }
+        }
+        if batch.text_bytes() >= BATCH_TEXT_BYTES {
+            rows_per_batch = batch.len();
+            channels.rated.send(std::mem::take(&mut batch));
+        }
+    }
+    if !batch.is_empty() {
+        channels.rated.send(batch);
+    }
+}
+
+/// Sends the visited hosts of `crawler` to its writer `dest`.
+fn send_visits(
+    channel: &mut crate::job::channel::Shuffle<VisitBatch>,
+    loaded: &Loaded,
+    night: &Night,
+    assigned: &Assigned,
+    crawler: u32,
+    dest: u32,
+) {
+    let new_batch = || VisitBatch {
+        dest,
+        hosts: vec![],
+    };
+    let mut batch = new_batch();
+    let mut text = 0;
+    for &h in &assigned.hosts_of_crawler[crawler as usize] {
+        if let Some(host) = VisitHost::of(&loaded.arranged, &night.planned.visits.counts, h) {
+            text += host.text_bytes();
+            batch.hosts.push(host);
+        }
+        if text >= BATCH_TEXT_BYTES {
+            channel.send(std::mem::replace(&mut batch, new_batch()));
+            text = 0;
+        }
+    }
+    if !batch.hosts.is_empty() {
+        channel.send(batch);
+    }
+}
+
+/// Writes the rates partition at `rel` from the rows received for it, in canonical order (grouped
+/// by host; the same bytes whatever the worker count).
+///
+/// Each host lives on one worker, which sent its rows as one contiguous run in canonical order, so
+/// ordering the runs by host identity orders the rows: no per-row hashing or sorting here.
+fn write_crawler_rates(
+    staging: &Path,
+    rel: &str,
+    batches: &[RatedBatch],
+    metadata: &[(String, String)],
+) -> Result<FileEntry> {
+    let mut runs: Vec<(u128, u32, u32)> = Vec::new(); // (host, batch, run in batch)
+    for (b, batch) in batches.iter().enumerate() {
+        runs.extend((0..batch.runs.len()).map(|k| (batch.runs[k].id, b as u32, k as u32)));
+    }
+    runs.sort_unstable_by_key(|r| r.0);
+    let path = staging.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap_or(staging))
+        .with_context(|| format!("creating {}", path.display()))?;
+    let size = Size {
+        rows: batches.iter().map(RatedBatch::len).sum(),
+        url_bytes: batches.iter().map(RatedBatch::text_bytes).sum(),
+    };
+    let rows = runs.iter().flat_map(|&(_, b, k)| {
+        let batch = &batches[b as usize];
+        let run = &batch.runs[k as usize];
+        batch.run_rows(k as usize).map(move |r| RateRow {
+            url: batch.url_bytes(r),
+            host: run.name.as_bytes(),
+            importance: batch.importance[r],
+            change_rate: batch.change_rate[r],
+            complete_obs: batch.complete_obs[r],
+            crawl_rate: batch.crawl_rate[r],
+            host_capped: run.capped,
+        })
+    });
+    let (n, bytes) = write_rates(&path, rows, size, metadata)?;
+    Ok(FileEntry {
+        path: rel.to_owned(),
+        rows: n,
+        bytes,
+    })
+}
+
+/// Writes the hosts and rejected tables from every worker's share (lead only).
+fn write_lead_tables(
+    staging: &Path,
+    gathered: Vec<(u32, Vec<u8>)>,
+    files: &[PathBuf],
+    metadata: &[(String, String)],
+) -> Result<Vec<FileEntry>> {
+    let mut host_rows = Vec::new();
+    let mut rejected = Vec::new();
+    for (_, bytes) in gathered {
+        let (h, r): (Vec<HostRow>, Vec<Rejected>) =
+            bincode::deserialize(&bytes).context("decoding host rows")?;
+        host_rows.extend(h);
+        rejected.extend(r);
+    }
+    host_rows.sort_by(|a, b| a.host.cmp(&b.host));
+    rejected.sort_by_key(|r| r.origin);
+    let mut written = Vec::new();
+    std::fs::create_dir_all(staging.join("hosts"))
+        .with_context(|| format!("creating {}", staging.display()))?;
+    let (n, bytes) = write_hosts(
+        &staging.join("hosts/part-00000.parquet"),
+        &host_rows,
+        metadata,
+    )?;
+    written.push(FileEntry {
+        path: "hosts/part-00000.parquet".into(),
+        rows: n,
+        bytes,
+    });
+    std::fs::create_dir_all(staging.join("rejected"))?;
+    let (n, bytes) = write_rejected(
+        &staging.join("rejected/part-00000.parquet"),
+        &rejected,
+        files,
+        metadata,
+    )?;
+    written.push(FileEntry {
+        path: "rejected/part-00000.parquet".into(),
+        rows: n,
+        bytes,
+    });
+    Ok(written)
+}
+
+/// Digits of crawler numbers in partition names (at least 3: crawler=007).
+pub fn crawler_digits(crawlers: u32) -> usize {
+    (crawlers.saturating_sub(1).to_string().len()).max(3)
+}
+
+/// Key-value metadata of every file of the run.
+fn file_metadata(plan: &RunPlan, solved: &Solved) -> Vec<(String, String)> {
+    vec![
+        ("revisit.version".into(), VERSION.into()),
+        ("revisit.objective".into(), plan.objective.name().into()),
+        // Display of f64 is the shortest text that reads back to the same bits.
+        (
+            "revisit.multiplier".into(),
+            format!("{}", solved.solution.multiplier),
+        ),
+        (
+            "revisit.bandwidth_per_day".into(),
+            format!("{}", solved.bandwidth),
+        ),
+        (
+            "revisit.horizon_s".into(),
+            format!("{}", plan.pages.horizon.0),
+        ),
+        ("revisit.crawlers".into(), format!("{}", plan.crawlers)),
+        ("revisit.floor_eps".into(), format!("{}", plan.floor_eps)),
+        (
+            "revisit.value_per_change".into(),
+            format!("{}", plan.pages.value_per_change),
+        ),
+        ("revisit.units.rates".into(), schema::RATES_UNITS.into()),
+        ("revisit.units.hosts".into(), schema::HOSTS_UNITS.into()),
+    ]
+}
+
+/// The rates files' metadata plus what the timetable was made with.
+fn visits_metadata(
+    metadata: &[(String, String)],
+    plan: &RunPlan,
+    night: &Night,
+) -> Vec<(String, String)> {
+    let mut m = metadata.to_vec();
+    m.extend([
+        (
+            "revisit.sequencing".into(),
+            night.settings.sequencing.name().to_owned(),
+        ),
+        (
+            "revisit.crawler_rate_per_s".into(),
+            format!("{}", night.settings.crawler_rate),
+        ),
+        (
+            "revisit.visits_multiplier".into(),
+            format!("{}", night.planned.visits.multiplier),
+        ),
+        ("revisit.units.visits".into(), schema::VISITS_UNITS.into()),
+    ]);
+    if let Some((text, _)) = plan.timetable.as_ref().and_then(|t| t.start.as_ref()) {
+        m.push(("revisit.start".into(), text.clone()));
+    }
+    m
+}
+
+/// A candidate run id: the clock and the process id (the largest candidate wins).
+fn run_id_candidate() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    nanos ^ ((std::process::id() as u64) << 48)
+}
+
+#[derive(Clone, Default, Serialize, Deserialize)]
+struct RunId(u64);
+
+impl Combine for RunId {
+    fn combine(&mut self, o: Self) {
+        self.0 = self.0.max(o.0);
+    }
+}
+
+/// What every worker ends the write phase with: its first error, its files and its totals.
+#[derive(Clone, Default, Serialize, Deserialize)]
+struct Done {
+    error: Option<(u32, String)>,
+    files: Vec<FileEntry>,
+    rates: RatesTotals,
+    nights: NightTotals,
+}
+
+impl Combine for Done {
+    fn combine(&mut self, o: Self) {
+        self.error = match (self.error.take(), o.error) {
+            (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+            (a, b) => a.or(b),
+        };
+        self.files.extend(o.files);
+        self.rates.combine(o.rates);
+        self.nights.combine(o.nights);
+    }
+}
