@@ -4,14 +4,14 @@
 #
 #   scripts/bench.sh                 # 10M URLs, 2 workers, data in bench-data/ (kept between runs)
 #   URLS=1000000 WORKERS=2 scripts/bench.sh
+#   REVISIT_BIN=/path/to/older/revisit scripts/bench.sh   # the same figures for another build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 urls=${URLS:-10000000}
 workers=${WORKERS:-2}
 objective=${OBJECTIVE:-harmonic}
 dir=${BENCH_DIR:-bench-data}/$urls
-cargo build --release --quiet
-bin=${CARGO_TARGET_DIR:-target}/release/revisit
+source scripts/revisit-bin.sh
 if [ ! -f "$dir/hosts.parquet" ]; then
   "$bin" gen --urls "$urls" --shards 16 --row-group-rows 131072 --out "$dir" >&2
 fi

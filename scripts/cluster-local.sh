@@ -10,8 +10,7 @@
 set -euo pipefail
 n=${1:?usage: cluster-local.sh N run ARGS...}
 shift
-bin=${REVISIT_BIN:-target/release/revisit}
-[ -x "$bin" ] || cargo build --release
+source "$(dirname "$0")/revisit-bin.sh"
 hostfile=$(mktemp)
 trap 'rm -f "$hostfile"' EXIT
 base=$((20000 + RANDOM % 20000))

@@ -14,8 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 urls=${URLS:-1000000}
-cargo build --release --quiet
-bin=target/release/revisit
+source scripts/revisit-bin.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 use revisit_core::objective::value::{HostValue, PolicyValue};
+use revisit_core::objective::Page;
 use revisit_core::reduce::{AllReduce, Combine};
 use serde::{Deserialize, Serialize};
 use timely::worker::Worker;
@@ -12,6 +13,7 @@ use timely::worker::Worker;
 use super::{fetch_time, optima, route_keyed, KeyedMessage};
 use crate::io::inputs;
 use crate::io::rates_in::{self, RatesUnit};
+use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
 use crate::job::keys::url_id;
 use crate::job::load::load;
@@ -49,50 +51,8 @@ pub fn worker(
     )?;
     progress.say(format!("read {} rates rows; joining to pages", status.rows));
 
-    // Join: the rates of my pages, by URL key, in a canonical order so duplicates resolve alike.
-    let mut pairs: Vec<(u128, f64)> = received.into_iter().flat_map(|m| m.1).collect();
-    pairs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
-    let before = pairs.len();
-    pairs.dedup_by_key(|p| p.0);
-    let arranged = &loaded.arranged;
-    let pages = &arranged.pages;
-    let mut join = Join {
-        duplicate: (before - pairs.len()) as u64,
-        ..Default::default()
-    };
-    let mut rates = vec![0.0; pages.len()];
-    let mut matched = vec![false; pairs.len()];
-    for h in 0..pages.hosts() {
-        let mut host = HostValue::default();
-        let mut spend = 0.0;
-        for i in pages.host_pages(h) {
-            let key = url_id(arranged.url_bytes(i));
-            if let Ok(k) = pairs.binary_search_by(|p| p.0.cmp(&key)) {
-                rates[i] = pairs[k].1;
-                matched[k] = true;
-            } else {
-                join.pages_without_rate += 1;
-            }
-            let page = revisit_core::objective::Page {
-                importance: pages.importance()[i],
-                change_rate: pages.change_rate()[i],
-                slot_days: 0.0,
-            };
-            host.add(page, rates[i], pages.complete_obs()[i]);
-            spend += rates[i];
-        }
-        join.value.add_host(&host);
-        let cap = pages.cap(h);
-        // a relative margin of 1e-9: rates that meet a cap exactly are polite
-        if spend > cap * (1.0 + 1e-9) {
-            join.hosts_over_cap += 1;
-        }
-        if cap.is_finite() && cap > 0.0 {
-            join.max_cap_ratio = join.max_cap_ratio.max(spend / cap);
-        }
-    }
-    join.matched = matched.iter().filter(|&&m| m).count() as u64;
-    join.unmatched = pairs.len() as u64 - join.matched;
+    let (arranged, pages) = (&loaded.arranged, &loaded.arranged.pages);
+    let (join, rates) = join(received, arranged);
     let join = reducer.all_reduce(join);
     let given = join.value.figures();
     let bandwidth = plan.bandwidth.unwrap_or(given.bandwidth);
@@ -138,6 +98,55 @@ pub fn worker(
         processes: plan.cluster.processes(),
         seconds: started.elapsed().as_secs_f64(),
     }))
+}
+
+/// Joins the received (url key, rate) pairs to this worker's pages: the rates' value and each
+/// host's spend against its cap; also each page's rate (0 without a row).
+fn join(received: Vec<KeyedMessage>, arranged: &Arranged) -> (Join, Vec<f64>) {
+    // by URL key, in a canonical order so duplicates resolve alike (the lowest rate)
+    let mut pairs: Vec<(u128, f64)> = received.into_iter().flat_map(|m| m.1).collect();
+    pairs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let before = pairs.len();
+    pairs.dedup_by_key(|p| p.0);
+    let pages = &arranged.pages;
+    let mut join = Join {
+        duplicate: (before - pairs.len()) as u64,
+        ..Default::default()
+    };
+    let mut rates = vec![0.0; pages.len()];
+    let mut matched = vec![false; pairs.len()];
+    for h in 0..pages.hosts() {
+        let mut host = HostValue::default();
+        let mut spend = 0.0;
+        for i in pages.host_pages(h) {
+            let key = url_id(arranged.url_bytes(i));
+            if let Ok(k) = pairs.binary_search_by(|p| p.0.cmp(&key)) {
+                rates[i] = pairs[k].1;
+                matched[k] = true;
+            } else {
+                join.pages_without_rate += 1;
+            }
+            let page = Page {
+                importance: pages.importance()[i],
+                change_rate: pages.change_rate()[i],
+                slot_days: 0.0,
+            };
+            host.add(page, rates[i], pages.complete_obs()[i]);
+            spend += rates[i];
+        }
+        join.value.add_host(&host);
+        let cap = pages.cap(h);
+        // a relative margin of 1e-9: rates that meet a cap exactly are polite
+        if spend > cap * (1.0 + 1e-9) {
+            join.hosts_over_cap += 1;
+        }
+        if cap.is_finite() && cap > 0.0 {
+            join.max_cap_ratio = join.max_cap_ratio.max(spend / cap);
+        }
+    }
+    join.matched = matched.iter().filter(|&&m| m).count() as u64;
+    join.unmatched = pairs.len() as u64 - join.matched;
+    (join, rates)
 }
 
 /// A worker's share of the join of rates to pages.

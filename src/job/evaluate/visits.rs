@@ -66,58 +66,8 @@ pub fn worker(
         status.rows
     ));
 
-    // Join: my pages' visits by URL key, times ascending, exact repeats dropped.
-    let mut pairs: Vec<(u128, f64)> = received.into_iter().flat_map(|m| m.1).collect();
-    pairs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
-    let before = pairs.len();
-    pairs.dedup_by(|a, b| a.0 == b.0 && a.1.to_bits() == b.1.to_bits());
-    let arranged = &loaded.arranged;
-    let pages = &arranged.pages;
-    let mut join = VisitsJoin {
-        duplicate: (before - pairs.len()) as u64,
-        ..Default::default()
-    };
-    // Visits per page, as f64: the shares of --fetch-time are visits_i / sum of visits.
-    let mut counts = vec![0.0; pages.len()];
-    // buffers reused across pages and hosts (one allocation each, not one per page)
-    let (mut host_times, mut page_times): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
-    for h in 0..pages.hosts() {
-        host_times.clear();
-        for i in pages.host_pages(h) {
-            let key = url_id(arranged.url_bytes(i));
-            let lo = pairs.partition_point(|p| p.0 < key);
-            let hi = lo + pairs[lo..].partition_point(|p| p.0 == key);
-            page_times.clear();
-            page_times.extend(pairs[lo..hi].iter().map(|p| p.1));
-            join.matched += page_times.len() as u64;
-            counts[i] = page_times.len() as f64;
-            let (mu, lambda) = (pages.importance()[i], pages.change_rate()[i]);
-            join.value.add_page(mu, lambda, &page_times, horizon);
-            host_times.extend_from_slice(&page_times);
-        }
-        if host_times.is_empty() {
-            continue;
-        }
-        host_times.sort_by(f64::total_cmp);
-        let delay = arranged.host_delays[h];
-        let (short, gap) =
-            politeness_violations(&host_times, horizon, delay, Seconds(POLITENESS_TOLERANCE_S));
-        join.hosts_visited += 1;
-        join.gap_min_s = Some(join.gap_min_s.map_or(gap, |g: f64| g.min(gap)));
-        if short > 0 {
-            join.hosts_impolite += 1;
-            join.gaps_impolite += short;
-            join.worst = worse(
-                join.worst.take(),
-                Some(ImpoliteHost {
-                    host: arranged.host_names[h].clone(),
-                    gap_s: gap,
-                    min_delay_s: delay.0,
-                }),
-            );
-        }
-    }
-    join.unmatched = pairs.len() as u64 - join.matched;
+    let (arranged, pages) = (&loaded.arranged, &loaded.arranged.pages);
+    let (join, counts) = join(received, arranged, horizon);
     let join = reducer.all_reduce(join);
     let visits_per_day = join.matched as f64 * SECONDS_PER_DAY / horizon.0;
     let bandwidth = plan.bandwidth.unwrap_or(visits_per_day);
@@ -205,6 +155,67 @@ pub fn worker(
         processes: plan.cluster.processes(),
         seconds: started.elapsed().as_secs_f64(),
     }))
+}
+
+/// Joins the received (url key, at_s) pairs to this worker's pages: each page's visit times valued
+/// exactly, each host's gaps checked against its delay; also each page's visit count.
+fn join(
+    received: Vec<KeyedMessage>,
+    arranged: &Arranged,
+    horizon: Seconds,
+) -> (VisitsJoin, Vec<f64>) {
+    // by URL key, times ascending, exact repeats dropped
+    let mut pairs: Vec<(u128, f64)> = received.into_iter().flat_map(|m| m.1).collect();
+    pairs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let before = pairs.len();
+    pairs.dedup_by(|a, b| a.0 == b.0 && a.1.to_bits() == b.1.to_bits());
+    let pages = &arranged.pages;
+    let mut join = VisitsJoin {
+        duplicate: (before - pairs.len()) as u64,
+        ..Default::default()
+    };
+    // Visits per page, as f64: the shares of --fetch-time are visits_i / sum of visits.
+    let mut counts = vec![0.0; pages.len()];
+    // buffers reused across pages and hosts (one allocation each, not one per page)
+    let (mut host_times, mut page_times): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
+    for h in 0..pages.hosts() {
+        host_times.clear();
+        for i in pages.host_pages(h) {
+            let key = url_id(arranged.url_bytes(i));
+            let lo = pairs.partition_point(|p| p.0 < key);
+            let hi = lo + pairs[lo..].partition_point(|p| p.0 == key);
+            page_times.clear();
+            page_times.extend(pairs[lo..hi].iter().map(|p| p.1));
+            join.matched += page_times.len() as u64;
+            counts[i] = page_times.len() as f64;
+            let (mu, lambda) = (pages.importance()[i], pages.change_rate()[i]);
+            join.value.add_page(mu, lambda, &page_times, horizon);
+            host_times.extend_from_slice(&page_times);
+        }
+        if host_times.is_empty() {
+            continue;
+        }
+        host_times.sort_by(f64::total_cmp);
+        let delay = arranged.host_delays[h];
+        let (short, gap) =
+            politeness_violations(&host_times, horizon, delay, Seconds(POLITENESS_TOLERANCE_S));
+        join.hosts_visited += 1;
+        join.gap_min_s = Some(join.gap_min_s.map_or(gap, |g: f64| g.min(gap)));
+        if short > 0 {
+            join.hosts_impolite += 1;
+            join.gaps_impolite += short;
+            join.worst = worse(
+                join.worst.take(),
+                Some(ImpoliteHost {
+                    host: arranged.host_names[h].clone(),
+                    gap_s: gap,
+                    min_delay_s: delay.0,
+                }),
+            );
+        }
+    }
+    join.unmatched = pairs.len() as u64 - join.matched;
+    (join, counts)
 }
 
 /// The staleness of the best `visits` integer visits evenly spaced, with the hosts' caps (the
