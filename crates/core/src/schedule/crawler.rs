@@ -59,10 +59,18 @@ pub struct CrawlerHost<'a> {
 }
 
 impl CrawlerHost<'_> {
-    /// How long a visit may slip without delaying the next: shortest cyclic planned gap - P_h.
-    fn spare_s(&self, horizon: Seconds) -> f64 {
-        let shortest = crate::schedule::timetable::cyclic_gaps(self.planned_s, horizon)
-            .fold(f64::INFINITY, f64::min);
+    /// How long a visit may slip without delaying the next: shortest planned gap - P_h, the gaps of
+    /// a cycle (the last visit to the next night's first) or of one night.
+    fn spare_s(&self, horizon: Seconds, cyclic: bool) -> f64 {
+        let shortest = if cyclic {
+            crate::schedule::timetable::cyclic_gaps(self.planned_s, horizon)
+                .fold(f64::INFINITY, f64::min)
+        } else {
+            self.planned_s
+                .windows(2)
+                .map(|w| w[1] - w[0])
+                .fold(horizon.0, f64::min)
+        };
         (shortest - self.min_delay.0).max(0.0)
     }
 }
@@ -133,7 +141,7 @@ pub fn sequence_crawler(
         0.0
     };
     if start == 0.0 {
-        return sweep_night(hosts, rate_per_s, horizon);
+        return sweep_night(hosts, rate_per_s, horizon, None);
     }
     // the hosts' plans seen from `start`: each rotated so that its visits from `start` come first
     let t = horizon.0;
@@ -161,7 +169,7 @@ pub fn sequence_crawler(
             min_delay: h.min_delay,
         })
         .collect();
-    let mut out = sweep_night(&seen, rate_per_s, horizon);
+    let mut out = sweep_night(&seen, rate_per_s, horizon, None);
     // back to the horizon's clock, in time order
     let mut fetches: Vec<(f64, u32, u32)> = (0..out.at_s.len())
         .map(|k| {
@@ -211,11 +219,27 @@ pub fn quiet_start(hosts: &[CrawlerHost], gap_s: f64, horizon_s: f64) -> f64 {
     best.map_or(0.0, |(_, p)| p)
 }
 
-/// One lap of the night from time 0: the sweep [`sequence_crawler`] runs from its quiet start.
+/// Serves `hosts`' visits due tonight (a rolling schedule, not a cycle) with one crawler fetching at
+/// most `rate_per_s` pages per second: never earlier than due, a host's first fetch no earlier than
+/// its `not_before_s` (its last fetch of the previous night + P_h), consecutive fetches of a host
+/// at least P_h apart, the crawler's last fetch 1/c before the next night; what does not fit before
+/// the night's end is dropped (and counted), to be due again tomorrow.
+pub fn sequence_rolling(
+    hosts: &[CrawlerHost],
+    not_before_s: &[f64],
+    rate_per_s: f64,
+    horizon: Seconds,
+) -> CrawlerTimetable {
+    sweep_night(hosts, rate_per_s, horizon, Some(not_before_s))
+}
+
+/// One lap of the night from time 0: the sweep [`sequence_crawler`] runs from its quiet start, or
+/// with `rolling` (each host's earliest first fetch), the night of [`sequence_rolling`].
 pub(crate) fn sweep_night(
     hosts: &[CrawlerHost],
     rate_per_s: f64,
     horizon: Seconds,
+    rolling: Option<&[f64]>,
 ) -> CrawlerTimetable {
     let mut out = CrawlerTimetable::default();
     let planned: u64 = hosts.iter().map(|h| h.planned_s.len() as u64).sum();
@@ -236,10 +260,14 @@ pub(crate) fn sweep_night(
     let mut free: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
     // Times as ordered bit patterns: all are finite and >= 0, where f64 bits order like the values.
     let key = |t: f64| t.max(0.0).to_bits();
-    let spare: Vec<f64> = hosts.iter().map(|h| h.spare_s(horizon)).collect();
+    let spare: Vec<f64> = hosts
+        .iter()
+        .map(|h| h.spare_s(horizon, rolling.is_none()))
+        .collect();
     for (h, host) in hosts.iter().enumerate() {
         if let Some(&t) = host.planned_s.first() {
-            waiting.push(Reverse((key(t), h as u32)));
+            let not_before = rolling.and_then(|r| r.get(h)).copied().unwrap_or(0.0);
+            waiting.push(Reverse((key(t.max(not_before)), h as u32)));
         }
     }
     let mut scratch = Vec::new();
@@ -277,7 +305,13 @@ pub(crate) fn sweep_night(
         }
         let hi = h as usize;
         let host = hosts[hi];
-        let wrap = first[hi] + horizon.0 - host.min_delay.0; // NaN before the first fetch
+        // a cycle's host must leave P_h before its first fetch of the next night; a rolling
+        // night's next night starts from this one's last fetch (NaN before the first fetch)
+        let wrap = if rolling.is_some() {
+            f64::INFINITY
+        } else {
+            first[hi] + horizon.0 - host.min_delay.0
+        };
         if t > crawler_end.min(wrap) + ROUNDING_S {
             // later visits of this host would be later still: drop them all
             let left = (host.planned_s.len() - next[hi]) as u64;

@@ -57,6 +57,45 @@ pub fn evaluate_page(at_s: &[f64], change_rate: f64, horizon: Seconds) -> PageVa
     }
 }
 
+/// Time-average staleness over [from, to) (seconds on any one clock) of a page changing `change_rate`
+/// times a day and fetched at `fetches` (sorted; those outside the window are ignored), its last
+/// fetch before the window at `before` (None: no copy yet, stale until the first fetch): over each
+/// stretch since a fetch at f, P(stale at t) = 1 - e^(-lambda (t - f)) (Liu & Nain Lemma 3 over the
+/// realized gaps rather than a cycle's).
+pub fn window_staleness(
+    change_rate: f64,
+    before: Option<f64>,
+    fetches: &[f64],
+    from: f64,
+    to: f64,
+) -> f64 {
+    let lambda_per_s = change_rate.max(0.0) / crate::units::SECONDS_PER_DAY;
+    if to <= from || lambda_per_s == 0.0 {
+        return 0.0;
+    }
+    // stale time in [a, b) since a fetch at f <= a: stale time in [f, b) less that in [f, a)
+    let stale_since = |f: f64, a: f64, b: f64| {
+        let upto = |t: f64| (t - f) * stale_share(lambda_per_s * (t - f));
+        upto(b) - upto(a)
+    };
+    let mut last = before;
+    let mut t = from;
+    let mut stale = 0.0;
+    for &f in fetches.iter().filter(|&&f| f >= from && f < to) {
+        stale += match last {
+            Some(l) => stale_since(l, t, f),
+            None => f - t,
+        };
+        last = Some(f);
+        t = f;
+    }
+    stale += match last {
+        Some(l) => stale_since(l, t, to),
+        None => to - t,
+    };
+    stale / (to - from)
+}
+
 /// The value of many pages' visit times, summed exactly (so workers' partials combine to the same
 /// figures whatever the sharding): what a timetable is worth, page by page, by [`evaluate_page`].
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -125,6 +164,27 @@ impl Combine for TimetableValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_window_of_realized_fetches_is_valued_as_its_gaps() {
+        let day = 86_400.0;
+        // fetched every 6 hours for ever: each window is the cycle's value
+        let cyclic = evaluate_page(&[0.0, 21_600.0, 43_200.0, 64_800.0], 2.0, Seconds(day)).stale;
+        let window = window_staleness(
+            2.0,
+            Some(-21_600.0),
+            &[0.0, 21_600.0, 43_200.0, 64_800.0],
+            0.0,
+            day,
+        );
+        assert!((window - cyclic).abs() < 1e-14, "{window} vs {cyclic}");
+        // no copy until the first fetch at noon: stale half the day, then as fetched at noon
+        let half = window_staleness(1.0, None, &[43_200.0], 0.0, day);
+        let after = window_staleness(1.0, Some(0.0), &[], 0.0, 43_200.0);
+        assert!((half - (0.5 + 0.5 * after)).abs() < 1e-14);
+        // a page that never changes is never stale
+        assert_eq!(window_staleness(0.0, None, &[], 0.0, day), 0.0);
+    }
 
     #[test]
     fn a_timetable_sums_its_pages_and_flags_the_starved() {

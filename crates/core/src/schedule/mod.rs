@@ -3,6 +3,7 @@
 
 pub mod assign;
 pub mod crawler;
+pub mod due;
 pub mod evaluate;
 pub mod greedy;
 pub mod interval;

@@ -1,10 +1,11 @@
-//! A night of visits (PUC-Rio's three phases): integer visits per page with the bounds that judge
-//! any timetable of them ([`plan_night`], every worker taking part), then one crawler's timetable
-//! from the visits of its hosts, valued exactly ([`crawler_night`]).
+//! A night of visits. Cyclic (PUC-Rio's three phases): integer visits per page with the bounds that
+//! judge any timetable of them ([`plan_night`], every worker taking part), then one crawler's
+//! timetable from the visits of its hosts, valued exactly ([`crawler_night`]). Rolling: one
+//! crawler's fetches of the due times of its hosts' pages ([`rolling_night`]).
 
 use serde::{Deserialize, Serialize};
 
-use super::crawler::{crawler_phases, sequence_crawler, CrawlerHost};
+use super::crawler::{crawler_phases, sequence_crawler, sequence_rolling, CrawlerHost};
 use super::evaluate::TimetableValue;
 use super::timetable::{host_timetable, Sequencing};
 use super::visits::{
@@ -212,6 +213,72 @@ pub fn crawler_night(hosts: &[NightHost], s: &NightSettings) -> CrawlerNight {
             utilisation_max: night.utilisation,
             delay_max_s: night.max_delay_s,
             value,
+        },
+        fetches,
+    }
+}
+
+/// One host of a rolling night: when its first fetch may come, and each of its pages' due times
+/// tonight (seconds from the night's start, ascending).
+#[derive(Clone, Copy, Debug)]
+pub struct DueHost<'a> {
+    pub min_delay: Seconds,
+    /// Its last fetch of the night before + P_h (seconds from the start; negative: no constraint).
+    pub not_before_s: f64,
+    pub due_s: &'a [Vec<f64>],
+}
+
+/// One crawler's rolling night from `hosts` (in the order that makes it reproducible): each host's
+/// due times merged in time order (ties by page), then served at `crawler_rate` never earlier than
+/// due nor impolitely, across the night boundary too ([`sequence_rolling`]); what does not fit is
+/// dropped, to be due again tomorrow. Fetches are (at_s, host index, page index within the host).
+pub fn rolling_night(hosts: &[DueHost], crawler_rate: f64, horizon: Seconds) -> CrawlerNight {
+    let merged: Vec<Vec<(f64, u32)>> = hosts
+        .iter()
+        .map(|h| {
+            let mut m: Vec<(f64, u32)> = h
+                .due_s
+                .iter()
+                .enumerate()
+                .flat_map(|(page, times)| times.iter().map(move |&t| (t, page as u32)))
+                .collect();
+            m.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            m
+        })
+        .collect();
+    let planned: Vec<Vec<f64>> = merged
+        .iter()
+        .map(|m| m.iter().map(|v| v.0).collect())
+        .collect();
+    let crawler_hosts: Vec<CrawlerHost> = hosts
+        .iter()
+        .zip(&planned)
+        .map(|(h, p)| CrawlerHost {
+            planned_s: p,
+            min_delay: h.min_delay,
+        })
+        .collect();
+    let not_before: Vec<f64> = hosts.iter().map(|h| h.not_before_s).collect();
+    let night = sequence_rolling(&crawler_hosts, &not_before, crawler_rate, horizon);
+    let fetches = (0..night.at_s.len())
+        .map(|k| {
+            let h = night.host[k] as usize;
+            (
+                night.at_s[k],
+                h as u32,
+                merged[h][night.visit[k] as usize].1,
+            )
+        })
+        .collect();
+    CrawlerNight {
+        totals: NightTotals {
+            scheduled: night.scheduled(),
+            dropped: night.dropped,
+            dropped_at_wrap: 0,
+            served_round_the_cycle: 0,
+            utilisation_max: night.utilisation,
+            delay_max_s: night.max_delay_s,
+            value: TimetableValue::default(),
         },
         fetches,
     }

@@ -50,7 +50,7 @@ impl Sequencing {
 }
 
 /// 1 / golden ratio = (sqrt 5 - 1) / 2.
-const INV_PHI: f64 = 0.618_033_988_749_894_8;
+pub const INV_PHI: f64 = 0.618_033_988_749_894_8;
 
 /// A host's cyclic timetable: visit times in [0, T) and the page (index within the host) of each,
 /// sorted by time.

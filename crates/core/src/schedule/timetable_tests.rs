@@ -3,7 +3,9 @@
 use proptest::prelude::*;
 use rand::SeedableRng;
 
-use super::crawler::{crawler_phases, sequence_crawler, sweep_night, CrawlerHost};
+use super::crawler::{
+    crawler_phases, sequence_crawler, sequence_rolling, sweep_night, CrawlerHost,
+};
 use super::evaluate::evaluate_page;
 use super::simulate::simulate_page;
 use super::timetable::*;
@@ -242,7 +244,7 @@ fn drops_at_the_wrap_are_told_from_drops_for_want_of_capacity() {
         .map(|r| 100.0 + 300.0 * r as f64)
         .collect();
     let pair = [crawler_host(&slots[1..], p), crawler_host(&slots, p)];
-    let c = sweep_night(&pair, 10.0, DAY);
+    let c = sweep_night(&pair, 10.0, DAY, None);
     assert_eq!((c.dropped, c.dropped_at_wrap), (1, 1));
     assert_eq!(sequence_crawler(&pair, 10.0, DAY).dropped, 0);
     // A crawler too slow for its hosts drops for want of capacity; the count at the wrap is a part
@@ -492,4 +494,51 @@ fn evenly_spaced_values_equal_the_exact_value_of_evenly_spaced_times() {
     );
     let starved = EvenlySpaced::of(&arena, &[0, 7, 2, 0], DAY, VisitObjective::Harmonic);
     assert_eq!((starved.starved, starved.harmonic_cost()), (1, None));
+}
+
+proptest! {
+    /// A rolling night serves every visit no earlier than due and a host's first fetch no earlier
+    /// than its last fetch of the night before + P_h; a host's fetches are P_h apart, the
+    /// crawler's 1/c; every due visit is served or counted as dropped.
+    #[test]
+    fn a_rolling_night_is_polite_across_the_boundary(
+        hosts in prop::collection::vec(
+            (prop::collection::vec(0.0f64..86_400.0, 0..20), 1.0f64..600.0, -700.0f64..700.0),
+            1..12,
+        ),
+        rate in 0.01f64..2.0,
+    ) {
+        let planned: Vec<Vec<f64>> = hosts
+            .iter()
+            .map(|(t, _, _)| {
+                let mut t = t.clone();
+                t.sort_by(f64::total_cmp);
+                t
+            })
+            .collect();
+        let crawler_hosts: Vec<CrawlerHost> = planned
+            .iter()
+            .zip(&hosts)
+            .map(|(p, h)| CrawlerHost { planned_s: p, min_delay: Seconds(h.1) })
+            .collect();
+        let not_before: Vec<f64> = hosts.iter().map(|h| h.2).collect();
+        let night = sequence_rolling(&crawler_hosts, &not_before, rate, DAY);
+        let due: u64 = planned.iter().map(|p| p.len() as u64).sum();
+        prop_assert_eq!(night.scheduled() + night.dropped, due);
+        prop_assert_eq!(night.dropped_at_wrap, 0);
+        let mut last: Vec<Option<f64>> = vec![None; hosts.len()];
+        for k in 0..night.at_s.len() {
+            let (t, h, j) = (night.at_s[k], night.host[k] as usize, night.visit[k] as usize);
+            prop_assert!(t < DAY.0 && t >= planned[h][j] - 1e-7);
+            if k > 0 {
+                prop_assert!(t - night.at_s[k - 1] >= 1.0 / rate - 1e-7);
+            }
+            let earliest = match last[h] {
+                Some(l) => l + hosts[h].1,
+                None => not_before[h],
+            };
+            prop_assert!(t >= earliest - 1e-7, "host {} at {} before {}", h, t, earliest);
+            last[h] = Some(t);
+        }
+    }
 }

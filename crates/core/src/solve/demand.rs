@@ -56,47 +56,69 @@ struct At {
     window_hi: f64,
     /// 1 / the window's width.
     step_density: f64,
-    /// The host's floor (0: none).
-    floor: f64,
 }
 
 impl At {
-    fn new(price: f64, floor: f64) -> Self {
+    fn new(price: f64) -> Self {
         let (window_lo, window_hi) = (price / (1.0 + STEP_WINDOW), price * (1.0 + STEP_WINDOW));
         At {
             price,
             window_lo,
             window_hi,
             step_density: 1.0 / (window_hi - window_lo),
-            floor,
         }
     }
 }
 
-/// Adds one page's response at `at` to `d`, within the page's box: the reference for every family.
+/// A page's box [lo, hi] and whether hi cuts its family short (a min refetch interval).
+#[derive(Clone, Copy)]
+struct PageBox {
+    lo: f64,
+    hi: f64,
+    cut: bool,
+}
+
+impl PageBox {
+    fn of(problem: &Problem, h: usize, i: usize, page: Page, response: Response) -> Self {
+        let (lo, hi) = problem.bounds(h, i);
+        PageBox {
+            lo,
+            hi,
+            cut: hi < response.upper(page),
+        }
+    }
+
+    /// A rate within the box (the families clip at their own upper already).
+    #[inline]
+    fn clip(&self, r: f64) -> f64 {
+        r.max(self.lo).min(self.hi)
+    }
+
+    /// Whether a response of `r` moves with the price (not held at a bound).
+    #[inline]
+    fn free(&self, r: f64) -> bool {
+        r > self.lo && !(self.cut && r >= self.hi)
+    }
+}
+
+/// Adds one page's response at `at` to `d`, within its box: the reference for every family.
 #[inline]
-fn add_page(d: &mut Demand, page: Page, response: Response, at: &At) {
+fn add_page(d: &mut Demand, page: Page, response: Response, b: PageBox, at: &At) {
     let price = at.price;
-    // the floor of the box; the families clip at their own hi already
-    let lo = if at.floor > 0.0 {
-        at.floor.min(response.upper(page))
-    } else {
-        0.0
-    };
     let r = response.rate(page, price);
     let jump = response.jump(page);
-    d.right += r.max(lo);
+    d.right += b.clip(r);
     d.left += if jump.is_some() {
-        response.rate_left(page, price).max(lo)
+        b.clip(response.rate_left(page, price))
     } else {
-        r.max(lo)
+        b.clip(r)
     };
-    if r > lo {
+    if b.free(r) {
         d.slope += response.slope(page, price, r); // the continuous part (0 for pure steps)
     }
-    // a jump the floor does not swallow
+    // a jump the box does not swallow
     let step = jump
-        .filter(|&step| response.rate_left(page, step).max(lo) > response.rate(page, step).max(lo));
+        .filter(|&step| b.clip(response.rate_left(page, step)) > b.clip(response.rate(page, step)));
     if let Some(step) = step {
         if step > price {
             d.next_above = d.next_above.min(step);
@@ -105,7 +127,7 @@ fn add_page(d: &mut Demand, page: Page, response: Response, at: &At) {
         }
         if step > at.window_lo && step < at.window_hi {
             // the step's size spread over the window: the staircase's average slope
-            let size = response.rate_left(page, step).max(lo) - response.rate(page, step).max(lo);
+            let size = b.clip(response.rate_left(page, step)) - b.clip(response.rate(page, step));
             d.slope -= size * at.step_density;
         }
     }
@@ -284,14 +306,14 @@ fn add_harmonic_incomplete_run(d: &mut Demand, mu: &[f64], lambda: &[f64], price
 /// Demand of host `h`'s pages at `price`, each within its box, summed in page order (deterministic).
 ///
 /// Equals [`demand_generic`], bit for bit but for harmonic pages with incomplete observations (a few
-/// ulps per page, see [`add_harmonic_incomplete_run`]); faster on hosts without a floor (see the
-/// module notes).
+/// ulps per page, see [`add_harmonic_incomplete_run`]); faster on problems without bounds besides
+/// the families' own (see the module notes).
 #[inline]
 pub fn demand(problem: &Problem, h: usize, price: f64) -> Demand {
-    let at = At::new(price, problem.host_floor(h));
-    if at.floor > 0.0 {
+    if problem.is_bounded() {
         return demand_generic(problem, h, price);
     }
+    let at = At::new(price);
     let mut d = Demand::zero();
     let pages = problem.host_pages(h);
     let mut i = pages.start;
@@ -315,10 +337,17 @@ pub fn demand(problem: &Problem, h: usize, price: f64) -> Demand {
 
 /// [`demand`] page by page through [`Response`]'s dispatch: the reference the fast path must equal.
 pub fn demand_generic(problem: &Problem, h: usize, price: f64) -> Demand {
-    let at = At::new(price, problem.host_floor(h));
+    let at = At::new(price);
     let mut d = Demand::zero();
     for i in problem.host_pages(h) {
-        add_page(&mut d, problem.page(i), problem.response(i), &at);
+        let (page, response) = (problem.page(i), problem.response(i));
+        add_page(
+            &mut d,
+            page,
+            response,
+            PageBox::of(problem, h, i, page, response),
+            &at,
+        );
     }
     d
 }
@@ -328,11 +357,11 @@ pub fn demand_generic(problem: &Problem, h: usize, price: f64) -> Demand {
 #[inline]
 pub fn page_rate(problem: &Problem, h: usize, i: usize, price: f64, fill: f64) -> f64 {
     let (page, response) = (problem.page(i), problem.response(i));
-    let (lo, _) = problem.bounds(h, i);
-    let right = response.rate(page, price).max(lo);
+    let b = PageBox::of(problem, h, i, page, response);
+    let right = b.clip(response.rate(page, price));
     match response.jump(page) {
         Some(step) if step == price && fill > 0.0 => {
-            right + fill * (response.rate_left(page, price).max(lo) - right)
+            right + fill * (b.clip(response.rate_left(page, price)) - right)
         }
         _ => right,
     }

@@ -33,6 +33,20 @@ use crate::reduce::{AllReduce, Combine};
 pub use pages::{Pages, PagesBuilder, PagesError};
 pub use problem::{Problem, ProblemError};
 
+/// Why a problem has no solution.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SolveError {
+    #[error(transparent)]
+    Problem(#[from] ProblemError),
+    /// The pages' least rates (BLC-eps floors, max refetch intervals) take the whole bandwidth.
+    #[error(
+        "the pages' least rates (max refetch intervals, floors) need {needed:.1} fetches per \
+         day within the hosts' caps, and the bandwidth is {bandwidth:.1}: raise the bandwidth \
+         (--bandwidth) or the max interval (--max-interval, or the pages' max_interval_s)"
+    )]
+    Infeasible { needed: f64, bandwidth: f64 },
+}
+
 /// The solution on one worker's pages, with the global figures every worker agrees on.
 #[derive(Clone, Debug)]
 pub struct Solution {
@@ -73,7 +87,7 @@ pub fn solve<R: AllReduce>(
     problem: &Problem,
     reduce: &mut R,
     on_round: impl FnMut(u32, f64, f64),
-) -> Solution {
+) -> Result<Solution, SolveError> {
     let pre = reduce.all_reduce(spend::prelude(problem));
     let guess = pre.guess(problem.bandwidth());
     solve_from(problem, &pre, guess, reduce, on_round)
@@ -87,8 +101,8 @@ pub fn solve_from<R: AllReduce>(
     guess: f64,
     reduce: &mut R,
     on_round: impl FnMut(u32, f64, f64),
-) -> Solution {
-    let priced = price(problem, pre, guess, reduce, on_round);
+) -> Result<Solution, SolveError> {
+    let priced = price(problem, pre, guess, reduce, on_round)?;
     let mut rates = Vec::with_capacity(problem.pages().len());
     let mut budgets = Vec::with_capacity(problem.hosts());
     let mut used = ExactSum::new();
@@ -103,7 +117,7 @@ pub fn solve_from<R: AllReduce>(
         budgets.push(budget);
     }
     let totals = reduce.all_reduce(Totals { used });
-    Solution {
+    Ok(Solution {
         multiplier: priced.multiplier,
         fill: priced.fill,
         rounds: priced.rounds,
@@ -112,7 +126,7 @@ pub fn solve_from<R: AllReduce>(
         hosts: priced.hosts,
         budgets,
         rates,
-    }
+    })
 }
 
 /// The prices of a solve: the global multiplier and every local host's own price.
@@ -151,7 +165,7 @@ pub fn price<R: AllReduce>(
     guess: f64,
     reduce: &mut R,
     on_round: impl FnMut(u32, f64, f64),
-) -> Priced {
+) -> Result<Priced, SolveError> {
     price_seeded(problem, pre, guess, None, reduce, on_round)
 }
 
@@ -165,14 +179,17 @@ pub fn price_seeded<R: AllReduce>(
     seed: Option<Seed>,
     reduce: &mut R,
     mut on_round: impl FnMut(u32, f64, f64),
-) -> Priced {
+) -> Result<Priced, SolveError> {
     let bandwidth = problem.bandwidth();
     let max_spend = pre.max_spend.value();
     let min_spend = pre.min_spend.value();
-    assert!(
-        min_spend < bandwidth,
-        "the floors take {min_spend} of the {bandwidth} fetches per day: nothing is left to optimise (keep eps < 1)"
-    );
+    // every worker sees the same totals, so every worker fails alike
+    if min_spend >= bandwidth {
+        return Err(SolveError::Infeasible {
+            needed: min_spend,
+            bandwidth,
+        });
+    }
     let (mut search, mut next) = MultiplierSearch::new(bandwidth, max_spend, guess);
     // each host's demand at the latest price evaluated, reused when that price is the answer
     let mut demands = Vec::with_capacity(problem.hosts());
@@ -240,17 +257,20 @@ pub fn price_seeded<R: AllReduce>(
         }
         _ => None,
     };
-    Priced {
+    Ok(Priced {
         multiplier,
         fill,
         rounds: search.rounds() - seeded,
         max_spend,
         hosts,
         uncapped,
-    }
+    })
 }
 
+// the tests compare rates page by page against references indexed alike
 #[cfg(test)]
+#[allow(clippy::needless_range_loop)]
 mod objectives_tests;
 #[cfg(test)]
+#[allow(clippy::needless_range_loop)]
 mod tests;

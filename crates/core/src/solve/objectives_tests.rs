@@ -11,7 +11,7 @@ use rand_distr::{Distribution, LogNormal};
 use super::pages::PagesBuilder;
 use super::problem::Problem;
 use super::tests::{assert_kkt_and_caps as assert_kkt, instance, run, Instance};
-use super::{frontera, kkt, reference, solve, Solution};
+use super::{frontera, kkt, reference, solve, Solution, SolveError};
 use crate::objective::{discrete, Objective, Page, Response};
 use crate::reduce::Alone;
 use crate::units::PerDay;
@@ -151,7 +151,7 @@ fn binary_fixed_beats_the_frontera_documents_method() {
         );
         let pages = b.build().unwrap();
         let problem = Problem::new(&pages, Objective::BinaryFixed, bandwidth).unwrap();
-        solve(&problem, &mut Alone, |_, _, _| {}).rates
+        solve(&problem, &mut Alone, |_, _, _| {}).unwrap().rates
     };
     let bandwidth = 0.2 * n as f64;
     let exact = exact_at(bandwidth);
@@ -518,7 +518,7 @@ proptest! {
         let built = b.build().unwrap();
         let bandwidth = load * pages.len() as f64;
         let problem = Problem::new(&built, objective, bandwidth).unwrap().with_floor(floor, built.len() as u64).unwrap();
-        let sol = solve(&problem, &mut Alone, |_, _, _| {});
+        let sol = solve(&problem, &mut Alone, |_, _, _| {}).unwrap();
         prop_assert!(sol.rates.iter().all(|r| r.is_finite()));
         let prices: Vec<f64> = sol.hosts.iter().map(|h| h.price).collect();
         let bad = kkt::violations(&problem, &sol.rates, &prices, sol.multiplier);
@@ -526,5 +526,100 @@ proptest! {
         // does better (one page's rate moving by more than the tolerance between adjacent prices).
         let bad: Vec<&String> = bad.iter().filter(|v| !unresolvable_in_f64(&problem, &sol, v)).collect();
         prop_assert!(bad.is_empty(), "{objective:?}: {:?}", &bad[..bad.len().min(3)]);
+    }
+}
+
+/// Refetch-interval bounds are box constraints: the solve meets the KKT conditions with the boxes
+/// active and equals the brute force, with the problem's bounds and the pages' own, for the smooth
+/// objectives; some pages sit at each bound.
+#[test]
+fn interval_bounds_are_boxes_solved_exactly() {
+    let mut worst = 0.0f64;
+    for (seed, objective) in (0..9).map(|s| {
+        (
+            s,
+            [
+                Objective::Harmonic,
+                Objective::Binary,
+                Objective::BinaryFixed,
+            ][s as usize % 3],
+        )
+    }) {
+        // complete observations only with the harmonic objective: elsewhere they are steps, whose
+        // tie split the brute force does not make
+        let complete = if objective == Objective::Harmonic {
+            0.05
+        } else {
+            0.0
+        };
+        let inst = instance(seed, 1500, 40, objective, complete, 1.0, 0.3);
+        // a visit at least every 20 days, at most once a day; a few pages with their own bounds
+        let n = inst.pages.len();
+        let own_min: Vec<f64> = (0..n)
+            .map(|i| if i % 50 == 0 { 0.5 } else { f64::NAN })
+            .collect();
+        let own_max: Vec<f64> = (0..n)
+            .map(|i| if i % 70 == 1 { 0.02 } else { f64::NAN })
+            .collect();
+        let pages = inst
+            .pages
+            .clone()
+            .with_rate_bounds(own_min, own_max)
+            .unwrap();
+        let problem = Problem::new(&pages, objective, inst.bandwidth)
+            .unwrap()
+            .with_rate_bounds(0.05, 1.0)
+            .unwrap();
+        let sol = solve(&problem, &mut Alone, |_, _, _| {}).unwrap();
+        let prices: Vec<f64> = sol.hosts.iter().map(|h| h.price).collect();
+        let bad = kkt::violations(&problem, &sol.rates, &prices, sol.multiplier);
+        assert!(
+            bad.is_empty(),
+            "{objective:?} seed {seed}: {:?}",
+            &bad[..bad.len().min(3)]
+        );
+        let (mut at_least, mut at_most) = (0, 0);
+        for h in 0..problem.hosts() {
+            for i in problem.host_pages(h) {
+                let b = problem.interval_bound(h, i, sol.rates[i]);
+                at_least += b.at_max_interval as u32;
+                at_most += b.at_min_interval as u32;
+            }
+        }
+        assert!(
+            at_least > 0 && at_most > 0,
+            "{objective:?} seed {seed}: {at_least} {at_most}"
+        );
+        let (rates, _, nu) = reference::bisection(&problem);
+        assert!(
+            (sol.multiplier - nu).abs() <= 1e-10 * nu,
+            "{objective:?} seed {seed}: {} vs {nu}",
+            sol.multiplier
+        );
+        for i in 0..n {
+            let err = (sol.rates[i] - rates[i]).abs() / (rates[i] + pages.change_rate()[i]);
+            worst = worst.max(err);
+            assert!(err < 1e-10, "{objective:?} seed {seed} page {i}");
+        }
+    }
+    eprintln!("interval bounds vs brute force: max rate error {worst:.2e} of rho + lambda");
+}
+
+/// Max intervals that need more than the bandwidth are refused, with what they need.
+#[test]
+fn max_intervals_beyond_the_bandwidth_are_refused() {
+    let mut b = PagesBuilder::new();
+    b.push_host(PerDay(f64::INFINITY), (0..10).map(|_| (1.0, 0.5, false)));
+    let pages = b.build().unwrap();
+    // ten pages at least once a day each need 10 fetches a day; the bandwidth is 5
+    let problem = Problem::new(&pages, Objective::Harmonic, 5.0)
+        .unwrap()
+        .with_rate_bounds(1.0, f64::INFINITY)
+        .unwrap();
+    match solve(&problem, &mut Alone, |_, _, _| {}) {
+        Err(SolveError::Infeasible { needed, bandwidth }) => {
+            assert_eq!((needed, bandwidth), (10.0, 5.0))
+        }
+        other => panic!("{other:?}"),
     }
 }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::demand::{page_rate, run_end, with_smooth_family, SmoothRun};
 use super::problem::Problem;
 use super::spend::{prelude, Prelude};
-use super::{price_seeded, Priced};
+use super::{price_seeded, Priced, SolveError};
 use crate::exact_sum::ExactSum;
 use crate::objective::value::{Figures, HostValue, PolicyValue};
 use crate::objective::Page;
@@ -46,16 +46,20 @@ pub struct Warm {
 
 /// The optimum of `problem` with its caps and without, in that order (every worker calls it: the
 /// searches are all-reduces). `warm` is the same objective's state from the bandwidths before.
-pub fn optima<R: AllReduce>(problem: &Problem, warm: &mut Warm, reduce: &mut R) -> [Optimum; 2] {
+pub fn optima<R: AllReduce>(
+    problem: &Problem,
+    warm: &mut Warm,
+    reduce: &mut R,
+) -> Result<[Optimum; 2], SolveError> {
     let polite = problem.with_caps();
     let free = problem.without_caps();
-    let first = solve_one(&polite, 0, warm, None, reduce);
+    let first = solve_one(&polite, 0, warm, None, reduce)?;
     let seed = first.priced.uncapped.clone();
     // Without floors, a polite optimum that no cap binds is also the optimum without caps when the
     // second search lands on the same multiplier and step share: every host has the same price in
     // both, so every figure is the same, and the valuation pass is saved. (Floors are water-filled
     // under the caps: they differ.)
-    let second = solve_one(&free, 1, warm, seed, reduce);
+    let second = solve_one(&free, 1, warm, seed, reduce)?;
     let unchanged = problem.floor_eps() == 0.0
         && first.optimum.hosts_capped == 0
         && first.priced.multiplier == second.priced.multiplier
@@ -70,7 +74,7 @@ pub fn optima<R: AllReduce>(problem: &Problem, warm: &mut Warm, reduce: &mut R) 
         valued(&free, &second.priced, reduce)
     };
     let polite_optimum = first.optimum;
-    [polite_optimum, free_optimum]
+    Ok([polite_optimum, free_optimum])
 }
 
 /// A search's outcome, valued when it is the polite one.
@@ -86,7 +90,7 @@ fn solve_one<R: AllReduce>(
     warm: &mut Warm,
     seed: Option<super::Seed>,
     reduce: &mut R,
-) -> Solved {
+) -> Result<Solved, SolveError> {
     if problem.prelude_depends_on_bandwidth() {
         warm.prelude[m] = None;
     }
@@ -95,7 +99,7 @@ fn solve_one<R: AllReduce>(
     let guess = warm_guess(&warm.previous[m], pre, bandwidth);
     // floors differ with and without caps, so a seed of the polite spend does not apply
     let seed = seed.filter(|_| problem.floor_eps() == 0.0);
-    let priced = price_seeded(problem, pre, guess, seed, reduce, |_, _, _| {});
+    let priced = price_seeded(problem, pre, guess, seed, reduce, |_, _, _| {})?;
     warm.previous[m].push((bandwidth, priced.multiplier));
     let optimum = if problem.is_polite() {
         valued(problem, &priced, reduce)
@@ -110,7 +114,7 @@ fn solve_one<R: AllReduce>(
             figures: Figures::default(),
         }
     };
-    Solved { priced, optimum }
+    Ok(Solved { priced, optimum })
 }
 
 /// The optimum `priced` of `problem`, valued over every worker.
@@ -132,7 +136,7 @@ fn valued<R: AllReduce>(problem: &Problem, priced: &Priced, reduce: &mut R) -> O
 /// The value of the rates `priced` gives this worker's pages, in one pass and without storing them
 /// (each page valued with its own observability, whatever the objective assumed).
 ///
-/// Hosts without a floor are walked in runs of one response family with the family's response
+/// Problems without bounds are walked in runs of one response family with the family's response
 /// inlined (as [`super::demand::demand`] does); each page is valued as [`value_at_generic`] values
 /// it, in the same order, so both give the same sums bit for bit.
 pub fn value_at(problem: &Problem, priced: &Priced) -> PolicyValue {
@@ -141,7 +145,7 @@ pub fn value_at(problem: &Problem, priced: &Priced) -> PolicyValue {
     for (h, hp) in priced.hosts.iter().enumerate() {
         let mut host = HostValue::default();
         let pages = problem.host_pages(h);
-        if problem.host_floor(h) > 0.0 {
+        if problem.is_bounded() {
             for i in pages {
                 let rate = page_rate(problem, h, i, hp.price, hp.fill);
                 host.add(problem.page(i), rate, complete_obs[i]);

@@ -18,6 +18,10 @@ pub struct Pages {
     offsets: Vec<usize>,
     /// Politeness cap of each host, fetches per day (+inf: no limit).
     cap: Vec<f64>,
+    /// Each page's own least and largest rate, fetches per day (NaN: none of its own), from its
+    /// max and min refetch intervals; both empty when no page has one.
+    min_rate: Vec<f64>,
+    max_rate: Vec<f64>,
 }
 
 /// Why columns cannot be pages: the first page or host at fault and its value.
@@ -31,6 +35,11 @@ pub enum PagesError {
         "host {host}: politeness cap must be > 0 fetches per day (+inf for none), got {value}"
     )]
     Cap { host: usize, value: f64 },
+    #[error(
+        "page {page}: rate bounds must be 0 <= least <= largest fetches per day (the max refetch \
+         interval at least the min), got [{min}, {max}]"
+    )]
+    RateBounds { page: usize, min: f64, max: f64 },
     #[error("columns disagree: {0}")]
     Shape(String),
 }
@@ -96,7 +105,52 @@ impl Pages {
             complete_obs,
             offsets,
             cap: caps,
+            min_rate: Vec::new(),
+            max_rate: Vec::new(),
         })
+    }
+
+    /// The same pages with each one's own least and largest rate, fetches per day (NaN: none of
+    /// its own; the problem's then apply): 1 / its max and min refetch intervals.
+    pub fn with_rate_bounds(
+        mut self,
+        min_rate: Vec<f64>,
+        max_rate: Vec<f64>,
+    ) -> Result<Pages, PagesError> {
+        if min_rate.len() != self.len() || max_rate.len() != self.len() {
+            return Err(PagesError::Shape(format!(
+                "{} pages, {} least and {} largest rates",
+                self.len(),
+                min_rate.len(),
+                max_rate.len()
+            )));
+        }
+        for (page, (&min, &max)) in min_rate.iter().zip(&max_rate).enumerate() {
+            let ok = (min.is_nan() || (min.is_finite() && min >= 0.0))
+                && (max.is_nan() || max > 0.0)
+                && min.partial_cmp(&max) != Some(std::cmp::Ordering::Greater);
+            if !ok {
+                return Err(PagesError::RateBounds { page, min, max });
+            }
+        }
+        self.min_rate = min_rate;
+        self.max_rate = max_rate;
+        Ok(self)
+    }
+
+    /// Page `i`'s own least and largest rate, fetches per day (NaN: none of its own).
+    #[inline]
+    pub fn rate_bounds(&self, i: usize) -> (f64, f64) {
+        match (self.min_rate.get(i), self.max_rate.get(i)) {
+            (Some(&min), Some(&max)) => (min, max),
+            _ => (f64::NAN, f64::NAN),
+        }
+    }
+
+    /// Whether any page has rate bounds of its own.
+    #[inline]
+    pub fn has_rate_bounds(&self) -> bool {
+        !self.min_rate.is_empty()
     }
 
     /// Number of hosts.

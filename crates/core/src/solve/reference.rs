@@ -187,8 +187,12 @@ pub fn blc_eps_one_pass(
 pub fn bisection(problem: &Problem) -> (Vec<f64>, Vec<f64>, f64) {
     let bandwidth = problem.bandwidth();
     let rate = |h: usize, i: usize, price: f64| -> f64 {
-        let (lo, _) = problem.bounds(h, i);
-        problem.response(i).rate(problem.page(i), price).max(lo)
+        let (lo, hi) = problem.bounds(h, i);
+        problem
+            .response(i)
+            .rate(problem.page(i), price)
+            .max(lo)
+            .min(hi)
     };
     let host_demand =
         |h: usize, price: f64| -> f64 { problem.host_pages(h).map(|i| rate(h, i, price)).sum() };

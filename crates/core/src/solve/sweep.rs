@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use super::optimum::{optima, Optimum, Warm};
 use super::pages::Pages;
-use super::problem::{Problem, ProblemError};
+use super::problem::Problem;
+use super::SolveError;
 use crate::objective::Objective;
 use crate::reduce::AllReduce;
 
@@ -86,7 +87,7 @@ pub fn sweep<R: AllReduce>(
     plan: &SweepPlan,
     reduce: &mut R,
     mut on_point: impl FnMut(&SweepPoint),
-) -> Result<Vec<SweepPoint>, ProblemError> {
+) -> Result<Vec<SweepPoint>, SolveError> {
     let mut points = Vec::new();
     for &policy in &plan.policies {
         let mut warm = Warm::default();
@@ -95,7 +96,7 @@ pub fn sweep<R: AllReduce>(
             let bandwidth = fraction * pages_total as f64;
             let problem =
                 Problem::new(pages, policy, bandwidth)?.with_floor(plan.floor, pages_total)?;
-            for (m, optimum) in optima(&problem, &mut warm, reduce).iter().enumerate() {
+            for (m, optimum) in optima(&problem, &mut warm, reduce)?.iter().enumerate() {
                 let point = SweepPoint::new(policy, fraction, optimum);
                 on_point(&point);
                 series[m].push(point);
@@ -157,7 +158,7 @@ mod tests {
             if !p.polite {
                 cold = cold.without_caps();
             }
-            let s = solve(&cold, &mut Alone, |_, _, _| {});
+            let s = solve(&cold, &mut Alone, |_, _, _| {}).unwrap();
             let mut value = PolicyValue::default();
             for (i, &r) in s.rates.iter().enumerate() {
                 value.add(cold.page(i), r, pages.complete_obs()[i]);
@@ -229,7 +230,8 @@ mod tests {
                         pre.guess(bandwidth),
                         &mut Alone,
                         |_, _, _| {},
-                    );
+                    )
+                    .unwrap();
                     let (a, b) = (
                         value_at(&problem, &priced),
                         value_at_generic(&problem, &priced),
@@ -261,7 +263,7 @@ mod tests {
             .iter()
             .map(|f| {
                 let problem = Problem::new(&pages, Objective::Binary, f * n as f64).unwrap();
-                solve(&problem, &mut Alone, |_, _, _| {}).rounds
+                solve(&problem, &mut Alone, |_, _, _| {}).unwrap().rounds
             })
             .sum();
         assert!(warm < cold, "warm {warm} rounds, cold {cold}");

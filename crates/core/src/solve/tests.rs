@@ -65,7 +65,7 @@ pub(super) fn instance(
 }
 
 pub(super) fn run(inst: &Instance) -> Solution {
-    solve(&inst.problem(), &mut Alone, |_, _, _| {})
+    solve(&inst.problem(), &mut Alone, |_, _, _| {}).unwrap()
 }
 
 fn host_prices(sol: &Solution) -> Vec<f64> {
@@ -254,7 +254,8 @@ fn rounds_stay_few_on_web_like_instances() {
             let mut trace = Vec::new();
             let sol = solve(&inst.problem(), &mut Alone, |r, p, gap| {
                 trace.push((r, p, gap))
-            });
+            })
+            .unwrap();
             assert_kkt(&inst, &sol);
             if sol.rounds > 8 {
                 eprintln!("{objective:?} seed {seed}: {trace:?}");
