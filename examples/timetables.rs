@@ -248,7 +248,8 @@ fn pnas_fig1(seed: u64) {
                 let arena = b.build().expect("valid pages");
                 let problem =
                     Problem::new(&arena, Objective::BinaryFixed, r).expect("a positive bandwidth");
-                let opt = revisit_core::solve::solve(&problem, &mut Alone, |_, _, _| {});
+                let opt = revisit_core::solve::solve(&problem, &mut Alone, |_, _, _| {})
+                    .expect("an unbounded problem is always feasible");
                 let weight: f64 = mu.iter().sum();
                 let opt_fresh: f64 = (0..n)
                     .map(|i| {

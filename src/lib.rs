@@ -11,4 +11,4 @@ pub mod io;
 pub mod job;
 pub mod plan;
 pub mod report;
-pub mod rfc3339;
+pub mod time;

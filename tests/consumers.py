@@ -66,4 +66,30 @@ over = con.execute(
 assert over == 0, f"{over} hosts above their cap"
 types = {r[0]: r[1] for r in con.execute(f"describe select * from read_parquet('{out}/rates/*/*.parquet', hive_partitioning=true)").fetchall()}
 assert types["crawl_rate"] == "DOUBLE" and types["url"] == "VARCHAR" and types["complete_obs"] == "BOOLEAN", types
-print("consumers: pyarrow and duckdb read", n, "rows")
+
+# the per-URL schedule: intervals in seconds, due times as UTC timestamps (Spark and DuckDB read
+# them as TIMESTAMP WITH TIME ZONE); a first night has no last fetch
+utc_us = pa.timestamp("us", tz="UTC")
+for name, typ in {"fetch_interval_s": pa.float64(), "last_fetch_at": utc_us, "next_fetch_at": utc_us}.items():
+    assert rates.schema.field(name).type == typ, (name, rates.schema.field(name).type)
+assert rates.column("next_fetch_at").null_count == 0
+assert types["next_fetch_at"] == "TIMESTAMP WITH TIME ZONE", types
+start = summary["schedule"]["start"]
+bad_interval = con.execute(
+    f"select count(*) from read_parquet('{out}/rates/*/*.parquet') where abs(fetch_interval_s * crawl_rate - 86400) > 1e-9 * 86400"
+).fetchone()[0]
+assert bad_interval == 0, f"{bad_interval} intervals are not 86400 / crawl_rate"
+# tonight's visits: every fetch inside the night, one URL per row, its time as a timestamp
+night = con.execute(
+    f"""select count(*), epoch_us(min("at")), epoch_us(max("at")), count(distinct crawler)
+        from read_parquet('{out}/visits/*/*.parquet', hive_partitioning=true)
+        where "at" >= timestamptz '{start}' and "at" < timestamptz '{start}' + to_seconds({summary['horizon_s']})"""
+).fetchone()
+assert night[0] == summary["timetable"]["fetches_scheduled"], (night, summary["timetable"])
+# and the URLs due tonight are the ones with a due time inside the night
+due = con.execute(
+    f"""select count(*) from read_parquet('{out}/rates/*/*.parquet')
+        where next_fetch_at < timestamptz '{start}' + to_seconds({summary['horizon_s']})"""
+).fetchone()[0]
+assert due == summary["schedule"]["urls_due_tonight"], (due, summary["schedule"])
+print("consumers: pyarrow and duckdb read", n, "rows and", night[0], "fetches")

@@ -1,4 +1,4 @@
-//! The output is read by pyarrow and DuckDB without help (tests/consumers.py; `.ci/run` installs
+//! The output (rates with their schedule, tonight's visits) is read by pyarrow and DuckDB without help (tests/consumers.py; `.ci/run` installs
 //! both from PyPI). Set REVISIT_PYTHON to choose the interpreter (default python3).
 
 mod common;
@@ -16,6 +16,7 @@ fn pyarrow_and_duckdb_read_every_row_with_the_right_types() {
         "data/hosts.parquet",
         "--out",
         out.to_str().unwrap(),
+        "--timetable",
         "-q",
         "-w",
         "2",

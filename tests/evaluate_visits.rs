@@ -191,6 +191,7 @@ fn a_runs_timetable_is_valued_as_the_run_valued_it() {
     run_ok(&[
         "run",
         "--timetable",
+        "--cyclic",
         "--out",
         out.to_str().unwrap(),
         "-w",
@@ -431,6 +432,7 @@ fn two_workers_give_the_same_report_as_one() {
         "--hosts",
         hosts.to_str().unwrap(),
         "--timetable",
+        "--cyclic",
         "--sequencing",
         "mp2",
         "--out",

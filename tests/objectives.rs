@@ -90,7 +90,8 @@ fn every_objective_runs_on_the_sample_and_equals_the_solver_core() {
             .unwrap()
             .with_floor(eps, pages.len() as u64)
             .unwrap();
-        let sol = solve(&problem, &mut Alone, |_, _, _| {});
+        let sol =
+            solve(&problem, &mut Alone, |_, _, _| {}).expect("an unbounded problem is feasible");
         let nu = s["multiplier"].as_f64().unwrap();
         assert!(
             (nu - sol.multiplier).abs() <= 1e-12 * sol.multiplier,

@@ -74,6 +74,9 @@ fn run_timetable(data: &Path, out: &Path, extra: &[&str]) {
         "--crawlers",
         "4",
         "--timetable",
+        "--cyclic",
+        "--start",
+        "2026-11-23T00:00:00Z",
         "-w",
         "3",
         "-q",
@@ -270,7 +273,7 @@ fn timetables_are_polite_paced_and_match_the_integer_visits() {
 }
 
 #[test]
-fn start_adds_a_timestamp_column() {
+fn every_fetch_has_its_time_of_day_from_the_start() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     gen(&data, 2_000, 20, &[]);
@@ -282,19 +285,26 @@ fn start_adds_a_timestamp_column() {
     for f in &fetches {
         assert_eq!(f.4, Some(start_us + (f.1 * 1e6).round() as i64));
     }
-    // without --start there is no `at` column; --start alone is refused
+    // without --start the night starts at 00:00 UTC today
     let out2 = tmp.path().join("out2");
-    run_timetable(&data, &out2, &[]);
-    assert!(read_visits(&out2).iter().all(|f| f.4.is_none()));
-    let bad = run(&[
+    run_ok(&[
         "run",
-        "--start",
-        "2026-11-23T00:00:00Z",
+        data.join("pages").to_str().unwrap(),
+        "--timetable",
+        "-q",
         "--out",
-        "/nonexistent/x",
+        out2.to_str().unwrap(),
     ]);
+    let today = summary(&out2)["schedule"]["start"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(today.ends_with("T00:00:00Z"), "{today}");
+    assert_eq!(summary(&out2)["schedule"]["start_source"], "today");
+    // a start that is not a time is refused, naming the option
+    let bad = run(&["run", "--start", "tonight", "--out", "/nonexistent/x"]);
     assert!(!bad.status.success());
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("--timetable"));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--start"));
 }
 
 #[test]
@@ -306,20 +316,24 @@ fn simulation_agrees_with_the_exact_value() {
     run_timetable(&data, &out, &[]);
     let exact = summary(&out)["timetable"]["staleness"].as_f64().unwrap();
     let o = run_ok(&[
-        "simulate",
-        out.to_str().unwrap(),
+        "evaluate",
         data.join("pages").to_str().unwrap(),
-        "--horizons",
+        "--visits",
+        out.join("visits").to_str().unwrap(),
+        "--simulate",
         "400",
         "--seed",
         "7",
         "--json",
+        "-q",
     ]);
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert!((r["exact"].as_f64().unwrap() - exact).abs() <= 1e-9 * exact);
+    let v = &r["visits"];
+    assert!((v["staleness"].as_f64().unwrap() - exact).abs() <= 1e-9 * exact);
+    let m = &v["monte_carlo"];
     let (sim, se) = (
-        r["simulated"].as_f64().unwrap(),
-        r["std_err"].as_f64().unwrap(),
+        m["simulated"].as_f64().unwrap(),
+        m["std_err"].as_f64().unwrap(),
     );
     assert!(se > 0.0 && se < 0.01, "standard error {se}");
     // 4 standard errors: a fixed seed, so this is deterministic, not flaky
@@ -361,6 +375,7 @@ fn a_harmonic_run_plans_its_visits_for_the_harmonic_penalty_when_every_page_can_
             "--bandwidth",
             "40000",
             "--timetable",
+            "--cyclic",
             "--crawler-rate",
             "10",
             "-q",
@@ -417,7 +432,14 @@ fn a_harmonic_run_plans_its_visits_for_the_harmonic_penalty_when_every_page_can_
     // the sample's own bandwidth (4,000 fetches for 20,000 pages) cannot visit every page: the
     // harmonic penalty is infinite whatever the plan, so freshness decides
     let out = tmp.path().join("short");
-    run_ok(&["run", "--timetable", "-q", "--out", out.to_str().unwrap()]);
+    run_ok(&[
+        "run",
+        "--timetable",
+        "--cyclic",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(summary(&out)["timetable"]["visits_objective"], "staleness");
     // nor can the sample's hosts table: its biggest hosts' Crawl-delays let a night visit fewer
     // pages than they have, whatever the budget
@@ -429,6 +451,7 @@ fn a_harmonic_run_plans_its_visits_for_the_harmonic_penalty_when_every_page_can_
         "--bandwidth",
         "40000",
         "--timetable",
+        "--cyclic",
         "-q",
         "--out",
         out.to_str().unwrap(),
@@ -448,6 +471,7 @@ fn hosts_at_their_cap_keep_their_last_visit_of_the_night() {
     run_ok(&[
         "run",
         "--timetable",
+        "--cyclic",
         "--bandwidth",
         "40000",
         "--crawler-rate",
@@ -465,6 +489,7 @@ fn hosts_at_their_cap_keep_their_last_visit_of_the_night() {
     run_ok(&[
         "run",
         "--timetable",
+        "--cyclic",
         "-q",
         "--out",
         default_rate.to_str().unwrap(),

@@ -6,7 +6,7 @@ use revisit_core::units::Seconds;
 
 use super::shared::{JobArg, PageArgs};
 use crate::io::{fetch_times, inputs, visits_in};
-use crate::plan::evaluate::{EvaluatePlan, Table};
+use crate::plan::evaluate::{EvaluatePlan, MonteCarloPlan, Table};
 use crate::plan::pages::DEFAULT_HORIZON;
 
 /// Parameters of `revisit evaluate`: exactly one table to value, rates or visits.
@@ -30,6 +30,14 @@ pub struct EvaluateArgs {
     /// Repeat the option for several tables.
     #[arg(long, value_name = "PATH")]
     pub visits: Vec<String>,
+    /// With --visits: also draw Poisson changes against the timetable for this many horizons and
+    /// print the simulated staleness with its 95% confidence interval beside the exact value (a
+    /// Monte Carlo check of the closed forms).
+    #[arg(long, value_name = "HORIZONS", requires = "visits")]
+    pub simulate: Option<u64>,
+    /// Random seed of --simulate: the same seed gives the same numbers, whatever the workers.
+    #[arg(long, default_value_t = 1, requires = "simulate")]
+    pub seed: u64,
     /// Bandwidth for the optima, fetches per day (default: the sum of the evaluated rates, or the
     /// visits per day of a timetable).
     #[arg(long, value_name = "FETCHES_PER_DAY")]
@@ -90,6 +98,16 @@ impl EvaluateArgs {
             table,
             bandwidth: self.bandwidth,
             fetch_time,
+            monte_carlo: match self.simulate {
+                Some(h) if h < 2 => {
+                    bail!("--simulate must be at least 2 horizons (a standard error needs two)")
+                }
+                Some(horizons) => Some(MonteCarloPlan {
+                    horizons,
+                    seed: self.seed,
+                }),
+                None => None,
+            },
             quiet: self.pages.quiet,
         })
     }

@@ -46,8 +46,9 @@ pub enum Command {
     /// freshness, and the gap to each objective's optimum at the same bandwidth, polite and not.
     #[command(args_override_self = true)]
     Evaluate(evaluate::EvaluateArgs),
-    /// Monte Carlo check of a `run --timetable` output: Poisson changes against its visits tables,
-    /// simulated staleness with a 95% confidence interval beside the exact value.
+    /// The nightly loop, night after night: each night a `run --timetable` continuing from the
+    /// night before and from a synthetic fetch log, valued exactly on its realized fetches beside
+    /// the best evenly spaced crawl and Poisson fetching at the same bandwidth.
     #[command(args_override_self = true)]
     Simulate(simulate::SimulateArgs),
     /// Estimate every URL's change rate from its crawl history (NeurIPS'19 §5, eqs. 10 and 11).
@@ -138,7 +139,7 @@ pub fn run(cli: Cli) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::run::Bandwidth;
+    use crate::plan::run::{Bandwidth, StartSource, TimetableMode};
     use revisit_core::objective::Objective;
     use revisit_core::schedule::timetable::Sequencing;
     use revisit_core::schedule::visits::VisitObjective;
@@ -207,8 +208,8 @@ mod tests {
     fn every_derived_value_of_a_run_is_resolved_once() {
         let plan = run_args(
             "revisit run --bandwidth 5000 --horizon-s 3600 --min-delay-s 2 --objective binary \
-             --timetable --start 2026-11-23T00:00:00Z --sequencing carousel --floor 0.3 \
-             --index-rate 100 -w 3",
+             --timetable --cyclic --start 2026-11-23T00:00:00Z --sequencing carousel --floor 0.3 \
+             --index-rate 100 -w 3 --min-interval 1h --max-interval 30d",
         )
         .plan()
         .unwrap();
@@ -223,9 +224,16 @@ mod tests {
             VisitObjective::Harmonic
         );
         let t = plan.timetable.unwrap();
-        assert_eq!(t.sequencing, Sequencing::Carousel);
+        assert_eq!(t.mode, TimetableMode::Cyclic(Sequencing::Carousel));
         // 2026-11-23T00:00:00Z is 20,780 days after the epoch (56 years, 14 of them leap, + 326 days)
-        assert_eq!(t.start_us(), Some(20_780 * 86_400 * 1_000_000));
+        assert_eq!(plan.schedule.start_us, 20_780 * 86_400 * 1_000_000);
+        assert_eq!(plan.schedule.start_source, StartSource::Given);
+        // an interval of at most 30 days is a rate of at least 1/30 a day; at least 1 h, at most 24
+        assert_eq!(plan.schedule.rate_bounds(), (1.0 / 30.0, 24.0));
+        // no start given: 00:00 UTC today
+        let today = run_args("revisit run").plan().unwrap().schedule;
+        assert_eq!(today.start_source, StartSource::Today);
+        assert_eq!(today.start_us % (86_400 * 1_000_000), 0);
         // the default crawler rate: 1.25 x the share of 5,000 a day on 10 crawlers, or 2 per 2 s
         assert_eq!(t.crawler_rate(5000.0, 10, plan.pages.default_delay), 1.0);
         let index = plan.index.unwrap();
@@ -247,10 +255,16 @@ mod tests {
         assert!(err("revisit run --floor 1").contains("--floor"));
         assert!(err("revisit run --crawlers 0").contains("--crawlers"));
         assert!(err("revisit run --min-delay-s 0").contains("--min-delay-s"));
-        assert!(err("revisit run --start 2026-11-23T00:00:00Z").contains("--timetable"));
-        assert!(err("revisit run --timetable --start yesterday").contains("--start"));
+        assert!(err("revisit run --min-interval 2d --max-interval 1d").contains("--max-interval"));
+        assert!(err("revisit run --max-interval soon").contains("--max-interval"));
+        assert!(err("revisit run --start yesterday").contains("--start"));
         assert!(err("revisit run --index-rate 10 --index-buffer 0").contains("--index-buffer"));
         assert!(err("revisit run -n 2 -p 2").contains("--process"));
+        // --cyclic without --timetable is clap's error
+        assert!(matches!(
+            parsed("revisit run --cyclic"),
+            Err(ParseError::Clap(_))
+        ));
         // both bandwidths on the command line is clap's error
         assert!(matches!(
             parsed("revisit run --bandwidth 5 --bandwidth-fraction 0.2"),

@@ -7,7 +7,10 @@ use revisit_core::objective::Objective;
 use revisit_core::schedule::timetable::Sequencing;
 
 use super::shared::{JobArg, PageArgs};
-use crate::plan::run::{Bandwidth, IndexPlan, RunPlan, TimetablePlan, DEFAULT_BANDWIDTH_PER_URL};
+use crate::plan::run::{
+    Bandwidth, IndexPlan, PreviousNight, RunPlan, SchedulePlan, StartSource, TimetableMode,
+    TimetablePlan, DEFAULT_BANDWIDTH_PER_URL,
+};
 use crate::report::run::Summary;
 
 /// Options of `revisit run`.
@@ -57,19 +60,24 @@ pub struct RunArgs {
     /// Cost of an idle indexer in lost pages per day (with --index-rate; default: the index rate).
     #[arg(long)]
     pub index_gamma: Option<f64>,
-    /// Also write each crawler's timetable for one horizon, DIR/visits/crawler=NNN/: integer visits
-    /// per URL that maximise binary freshness of evenly spaced visits (PUC-Rio Phase 1), or with
-    /// --objective harmonic and a budget that visits every changing page, minimise their harmonic
-    /// penalty (below that budget every choice leaves a changing page unvisited at infinite
-    /// penalty, so freshness decides), within the bandwidth and the hosts' caps, per-host schedules
-    /// (--sequencing), then each crawler's fetches at --crawler-rate, never impolite (Phase 3).
-    /// Off by default: the other tables are the same with or without it.
+    /// Also write each crawler's fetches for the night [--start, --start + horizon),
+    /// DIR/visits/crawler=NNN/: every fetch due in the night for every URL (each due every
+    /// 1 / crawl_rate after its last fetch), polite per host (across the night boundary too) and at
+    /// each crawler's --crawler-rate; what cannot be served stays due. With --cyclic, one night of
+    /// integer visits repeated every horizon instead (PUC-Rio).
     #[arg(long, overrides_with = "no_timetable")]
     pub timetable: bool,
     /// No timetable (undoes --timetable from a job file).
     #[arg(long, overrides_with = "timetable", hide_short_help = true)]
     pub no_timetable: bool,
-    /// How a host's visits are ordered in time (with --timetable): merge (PUC-Rio MERGE), mp2
+    /// With --timetable: one night of integer visits per URL that repeats every horizon (PUC-Rio
+    /// Phase 1: maximise binary freshness of evenly spaced visits, or with --objective harmonic and
+    /// a budget that visits every changing page, their harmonic penalty), per-host schedules
+    /// (--sequencing), each crawler's fetches at --crawler-rate. A page needing less than one visit
+    /// a night gets none: use it to reproduce the paper, not for nightly crawling.
+    #[arg(long, requires = "timetable")]
+    pub cyclic: bool,
+    /// How a host's visits are ordered in time (with --cyclic): merge (PUC-Rio MERGE), mp2
     /// (each URL evenly spaced, no merge), carousel (earliest deadline, PNAS'18 Alg. 3),
     /// golden-ratio (Liu & Nain §1.3.4).
     #[arg(long, value_enum, default_value_t = Sequencing::Merge)]
@@ -79,10 +87,29 @@ pub struct RunArgs {
     /// least 2 / --min-delay-s (two fetches per politeness delay, to interleave hosts).
     #[arg(long, value_name = "FETCHES_PER_S")]
     pub crawler_rate: Option<f64>,
-    /// Start of the horizon, RFC 3339 (e.g. 2026-11-23T00:00:00Z; with --timetable): the visits
-    /// tables then also have an `at` timestamp column (UTC, microseconds).
+    /// Start of the night planned, RFC 3339 (e.g. 2026-11-23T00:00:00Z): every URL's next_fetch_at
+    /// counts from it, the timetable covers [start, start + horizon). Default: with --previous, the
+    /// night after it; else 00:00 UTC today.
     #[arg(long, value_name = "RFC3339")]
     pub start: Option<String>,
+    /// Last night's output folder (read only): every URL's last fetch and next due time continue
+    /// from it; URLs no longer in the pages are dropped (and counted), new ones are phased in.
+    #[arg(long, value_name = "DIR")]
+    pub previous: Option<PathBuf>,
+    /// Fetch logs (Parquet or CSV: url, fetched_at timestamp or fetched_at_s, optional ok and
+    /// host): the fetches that happened. They become each URL's last_fetch_at; a failed or
+    /// missing fetch leaves its URL overdue. Without a log, last night's visits count as made (or,
+    /// if it made no timetable, its due times as fetched). Repeat the option for several files.
+    #[arg(long, value_name = "LOG")]
+    pub fetched: Vec<String>,
+    /// Fetch every URL at most this often, e.g. 1h (caps fetches per change); a page's own
+    /// min_interval_s column wins.
+    #[arg(long, value_name = "DURATION")]
+    pub min_interval: Option<String>,
+    /// Fetch every URL at least this often, e.g. 30d (how a crawler notices pages that vanish,
+    /// even ones that never change); a page's own max_interval_s column wins.
+    #[arg(long, value_name = "DURATION")]
+    pub max_interval: Option<String>,
 }
 
 impl RunArgs {
@@ -107,8 +134,11 @@ impl RunArgs {
                 self.floor
             );
         }
+        let pages = self.pages.plan(None)?;
+        let schedule = self.schedule_plan(pages.horizon.0)?;
         Ok(RunPlan {
-            pages: self.pages.plan(None)?,
+            pages,
+            schedule,
             cluster: self.pages.cluster.plan()?,
             objective: self.objective,
             bandwidth,
@@ -144,8 +174,8 @@ impl RunArgs {
 
     fn timetable_plan(&self) -> Result<Option<TimetablePlan>> {
         if !self.timetable {
-            if self.crawler_rate.is_some() || self.start.is_some() {
-                bail!("--crawler-rate and --start describe the timetable: give --timetable too");
+            if self.crawler_rate.is_some() {
+                bail!("--crawler-rate describes the timetable: give --timetable too");
             }
             return Ok(None);
         }
@@ -154,18 +184,84 @@ impl RunArgs {
                 bail!("--crawler-rate must be a positive number of fetches per second, got {c}");
             }
         }
-        let start = match &self.start {
-            Some(s) => Some((
-                s.clone(),
-                crate::rfc3339::parse_micros(s).map_err(|e| anyhow::anyhow!("--start {s}: {e}"))?,
-            )),
+        Ok(Some(TimetablePlan {
+            mode: if self.cyclic {
+                TimetableMode::Cyclic(self.sequencing)
+            } else {
+                TimetableMode::Rolling
+            },
+            crawler_rate: self.crawler_rate,
+        }))
+    }
+
+    /// The night: its start (given, the night after --previous, or today), the state it continues
+    /// from (checked: a complete output over the same horizon), and the interval bounds.
+    fn schedule_plan(&self, horizon_s: f64) -> Result<SchedulePlan> {
+        let previous = match &self.previous {
+            Some(dir) => {
+                let p = crate::io::state_in::open(dir)?;
+                if p.horizon_s != horizon_s {
+                    bail!(
+                        "--previous {}: planned a horizon of {} s, this run {horizon_s} s: a night \
+                         continues a night of the same length (give --horizon-s {})",
+                        dir.display(),
+                        p.horizon_s,
+                        p.horizon_s
+                    );
+                }
+                Some(PreviousNight {
+                    dir: dir.clone(),
+                    start_us: p.start_us,
+                    horizon_s: p.horizon_s,
+                    visits: p.visits,
+                })
+            }
             None => None,
         };
-        Ok(Some(TimetablePlan {
-            sequencing: self.sequencing,
-            crawler_rate: self.crawler_rate,
-            start,
-        }))
+        let (start_us, start_source) = match (&self.start, &previous) {
+            (Some(s), _) => (
+                crate::time::parse_timestamp_us(s)
+                    .map_err(|e| anyhow::anyhow!("--start {s}: {e}"))?,
+                StartSource::Given,
+            ),
+            (None, Some(p)) => (
+                crate::time::add_seconds_us(p.start_us, p.horizon_s),
+                StartSource::AfterPrevious,
+            ),
+            (None, None) => (crate::time::today_utc_us(), StartSource::Today),
+        };
+        if let Some(p) = &previous {
+            if start_us < p.start_us {
+                bail!(
+                    "--start {} is before the night --previous planned ({}): a run continues \
+                     from an earlier night",
+                    crate::time::format_timestamp(start_us),
+                    crate::time::format_timestamp(p.start_us)
+                );
+            }
+        }
+        let duration = |flag: &str, v: &Option<String>| -> Result<Option<f64>> {
+            v.as_deref()
+                .map(|t| {
+                    crate::time::parse_duration_s(t).map_err(|e| anyhow::anyhow!("{flag}: {e}"))
+                })
+                .transpose()
+        };
+        let min_interval_s = duration("--min-interval", &self.min_interval)?;
+        let max_interval_s = duration("--max-interval", &self.max_interval)?;
+        if let (Some(min), Some(max)) = (min_interval_s, max_interval_s) {
+            if min > max {
+                bail!("--min-interval ({min} s) is longer than --max-interval ({max} s)");
+            }
+        }
+        Ok(SchedulePlan {
+            start_us,
+            start_source,
+            previous,
+            fetched: self.fetched.clone(),
+            min_interval_s,
+            max_interval_s,
+        })
     }
 }
 

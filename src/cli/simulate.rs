@@ -1,39 +1,43 @@
-//! `revisit simulate`: a run's visits tables against Monte Carlo Poisson changes, beside the exact
-//! value of the same timetable (Liu & Nain Lemma 3), to cross-check the closed forms. One process:
-//! it reads the tables and the page set, nothing is distributed.
+//! `revisit simulate`: the nightly loop run night after night on a page set whose change rates are
+//! the truth. Each night is a `run --timetable` continuing from the night before (`--previous`) and
+//! from a synthetic fetch log of what its crawlers served (`--fetched`, with a share of failures);
+//! each night is valued exactly on the realized fetch times (Liu & Nain Lemma 3 over each URL's
+//! realized gaps) beside the best evenly spaced crawl at the same bandwidth and the night's rates
+//! fetched as Poisson.
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use revisit_core::exact_sum::ExactSum;
-use revisit_core::schedule::evaluate::TimetableValue;
-use revisit_core::schedule::simulate::simulate_page;
-use revisit_core::units::Seconds;
+use revisit_core::objective::{binary_cost, fixed_interval, Objective};
+use revisit_core::schedule::evaluate::window_staleness;
+use revisit_core::units::SECONDS_PER_DAY;
+use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use super::shared::JobArg;
-use crate::io::{inputs, pages, visits_in};
-use crate::plan::pages::SAMPLE_PAGES;
-use crate::report::simulate::SimulationReport;
+use super::run::RunArgs;
+use crate::io::nights_plot::{write_nights_svg, Curve};
+use crate::io::{fetched_out, inputs, pages, state_in, visits_in};
+use crate::plan::run::RunPlan;
+use crate::report::run::Summary;
+use crate::report::simulate::{NightReport, SimulationSummary};
+use crate::time::{add_seconds_us, format_timestamp, MICROS_PER_S};
 
-/// Parameters of `revisit simulate`.
+/// Options of `revisit simulate`: `run`'s, and the loop's.
 #[derive(Clone, Debug, clap::Args)]
 pub struct SimulateArgs {
     #[command(flatten)]
-    pub job: JobArg,
-    /// Output folder of `revisit run --timetable` (reads visits/ and summary.json).
-    pub out: PathBuf,
-    /// The page set the run read (Parquet files, folders or globs; columns url, importance,
-    /// change_rate). Default: the sample in data/pages.
-    pub inputs: Vec<String>,
-    /// Horizons (nights) simulated per page.
-    #[arg(long, default_value_t = 200)]
-    pub horizons: u64,
-    /// Random seed: the same seed gives the same numbers.
+    pub run: RunArgs,
+    /// Nights to run: each continues from the one before.
+    #[arg(long, default_value_t = 30)]
+    pub nights: u32,
+    /// Share of the served fetches the synthetic log marks failed (their URLs stay due).
+    #[arg(long, default_value_t = 0.0, value_name = "SHARE")]
+    pub failure_share: f64,
+    /// Seed of the failures: the same seed gives the same nights.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Print JSON instead of text.
+    /// Print one JSON object per night per line instead of text.
     #[arg(long, overrides_with = "no_json")]
     pub json: bool,
     /// Print text (undoes --json from a job file).
@@ -41,81 +45,285 @@ pub struct SimulateArgs {
     pub no_json: bool,
 }
 
-/// Simulates the timetable of `args.out` on its pages.
-pub fn simulate(args: &SimulateArgs) -> Result<SimulationReport> {
-    if args.horizons < 2 {
-        bail!("--horizons must be at least 2 (a standard error needs two samples)");
-    }
-    let summary_path = args.out.join("summary.json");
-    let summary: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(&summary_path)
-            .with_context(|| format!("reading {}", summary_path.display()))?,
-    )
-    .with_context(|| format!("{} is not JSON", summary_path.display()))?;
-    let Some(horizon_s) = summary["horizon_s"].as_f64() else {
-        bail!("{}: no horizon_s", summary_path.display());
-    };
-    let horizon = Seconds(horizon_s);
-    let visits_dir = args.out.join("visits");
-    if !visits_dir.is_dir() {
-        bail!(
-            "{} has no visits tables (run with --timetable)",
-            args.out.display()
-        );
-    }
-    let visit_files = visits_in::open_all(&inputs::expand(&[visits_dir.display().to_string()])?)?;
-    let times = visits_in::read_times(&visit_files, horizon_s)?;
-    let visits = times.values().map(|t| t.len() as u64).sum();
-    let specs = if args.inputs.is_empty() {
-        vec![SAMPLE_PAGES.to_owned()]
-    } else {
-        args.inputs.clone()
-    };
-    let mut rows = pages::read_all(&pages::open_all(&inputs::expand(&specs)?)?)?;
-    // the first row of a URL, by file then row, as `run` keeps it
-    rows.sort_by(|a, b| a.0.cmp(&b.0));
-    rows.dedup_by(|a, b| a.0 == b.0);
-    let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
-    let mut exact = TimetableValue::default();
-    let (mut simulated, mut variance) = (ExactSum::default(), ExactSum::default());
-    let empty = Vec::new();
-    for (url, mu, lambda) in &rows {
-        let mut at = times.get(url).unwrap_or(&empty).clone();
-        at.sort_by(f64::total_cmp);
-        let e = exact.add_page(*mu, *lambda, &at, horizon).stale;
-        match simulate_page(&at, *lambda, horizon, args.horizons, &mut rng) {
-            Some(s) => {
-                simulated.add(mu * s.stale.mean);
-                variance.add(mu * mu * s.stale.std_err * s.stale.std_err);
-            }
-            // never visited, or never changes: the value is certain
-            None => simulated.add(mu * e),
-        }
-    }
-    let w = exact.weight.value();
-    let (exact, simulated, std_err) = (
-        exact.staleness(),
-        simulated.value() / w,
-        variance.value().sqrt() / w,
-    );
-    Ok(SimulationReport {
-        pages: rows.len() as u64,
-        visits,
-        horizons: args.horizons,
-        seed: args.seed,
-        exact,
-        simulated,
-        std_err,
-        exact_in_95_ci: (exact - simulated).abs() <= 1.96 * std_err,
-    })
+/// A page of the simulation: its true importance and change rate, and its last successful fetch
+/// (seconds since the epoch).
+struct Page {
+    importance: f64,
+    change_rate: f64,
+    last_ok_s: Option<f64>,
 }
 
-/// Runs `revisit simulate`; returns its report (JSON with --json).
+/// Runs the loop; returns its nights (process 0).
+pub fn simulate(args: &SimulateArgs) -> Result<SimulationSummary> {
+    if args.nights == 0 {
+        bail!("--nights must be at least 1");
+    }
+    if !(0.0..1.0).contains(&args.failure_share) {
+        bail!(
+            "--failure-share must be in [0, 1), got {}",
+            args.failure_share
+        );
+    }
+    if args.run.previous.is_some() || !args.run.fetched.is_empty() || args.run.cyclic {
+        bail!("simulate drives --previous, --fetched and the timetable itself: leave them out");
+    }
+    if args.run.pages.cluster.processes > 1 {
+        bail!("simulate runs in one process (give -w for threads)");
+    }
+    let base = args.run.plan()?;
+    let work = base.out.clone();
+    std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
+    let mut pages = truth(&base)?;
+    let weight = pages
+        .values()
+        .fold(ExactSum::default(), |mut w, p| {
+            w.add(p.importance);
+            w
+        })
+        .value();
+
+    // the best evenly spaced crawl at this bandwidth: the polite binary-fixed optimum
+    let optimum_dir = work.join("optimum");
+    run_night(&args.run, |a| {
+        a.objective = Objective::BinaryFixed;
+        a.timetable = false;
+        a.out = optimum_dir.clone();
+    })?;
+    let evenly_spaced = expected(&pages, &rates_by_url(&optimum_dir)?, weight).evenly_spaced;
+
+    let horizon_s = base.pages.horizon.0;
+    let mut nights = Vec::new();
+    let mut start_us = base.schedule.start_us;
+    for night in 1..=args.nights {
+        let out = work.join(format!("night-{night:03}"));
+        let previous = (night > 1).then(|| work.join(format!("night-{:03}", night - 1)));
+        let log = (night > 1).then(|| work.join(format!("fetched-{:03}.parquet", night - 1)));
+        let summary = run_night(&args.run, |a| {
+            a.timetable = true;
+            a.start = Some(format_timestamp(start_us));
+            a.previous = previous.clone();
+            a.fetched = log.iter().map(|p| p.display().to_string()).collect();
+            a.out = out.clone();
+        })?;
+        if night == 1 {
+            steady_state_copies(&out, &mut pages)?;
+        }
+        let planned = expected(&pages, &rates_by_url(&out)?, weight);
+        let served = served(&out, horizon_s)?;
+        let fetches: Vec<(String, i64, bool)> = served
+            .iter()
+            .flat_map(|(url, times)| {
+                times.iter().map(move |&at_s| {
+                    let at_us = add_seconds_us(start_us, at_s);
+                    (url.clone(), at_us, !fails(args, night, url, at_us))
+                })
+            })
+            .collect();
+        fetched_out::write(&work.join(format!("fetched-{night:03}.parquet")), &fetches)?;
+        // each URL's successful fetches tonight, in time order
+        let mut ok: HashMap<&str, Vec<f64>> = HashMap::new();
+        for (url, at_us, good) in &fetches {
+            if *good {
+                ok.entry(url.as_str())
+                    .or_default()
+                    .push(*at_us as f64 / MICROS_PER_S);
+            }
+        }
+        let (from, to) = (
+            start_us as f64 / MICROS_PER_S,
+            start_us as f64 / MICROS_PER_S + horizon_s,
+        );
+        let mut stale = ExactSum::default();
+        for (url, page) in pages.iter_mut() {
+            let mut times = ok.remove(url.as_str()).unwrap_or_default();
+            times.sort_by(f64::total_cmp);
+            stale.add(
+                page.importance
+                    * window_staleness(page.change_rate, page.last_ok_s, &times, from, to),
+            );
+            if let Some(&last) = times.last() {
+                page.last_ok_s = Some(last);
+            }
+        }
+        nights.push(NightReport {
+            night,
+            start: format_timestamp(start_us),
+            fetches: fetches.len() as u64,
+            urls_fetched: served.len() as u64,
+            fetches_failed: fetches.iter().filter(|f| !f.2).count() as u64,
+            overdue: summary.schedule.counts.urls_overdue,
+            staleness: stale.value() / weight,
+            staleness_evenly_spaced: evenly_spaced,
+            staleness_poisson: planned.poisson,
+        });
+        start_us = add_seconds_us(start_us, horizon_s);
+    }
+    let mean = |f: fn(&NightReport) -> f64| nights.iter().map(f).sum::<f64>() / nights.len() as f64;
+    let summary = SimulationSummary {
+        staleness_mean: mean(|n| n.staleness),
+        staleness_evenly_spaced: evenly_spaced,
+        staleness_poisson_mean: mean(|n| n.staleness_poisson),
+        nights,
+    };
+    write_outputs(&work, &summary)?;
+    Ok(summary)
+}
+
+/// Runs one night: `run`'s options as given, changed by `change`; returns its summary.
+fn run_night(base: &RunArgs, change: impl FnOnce(&mut RunArgs)) -> Result<Summary> {
+    let mut args = base.clone();
+    args.pages.quiet = true;
+    change(&mut args);
+    crate::job::run(args.plan()?)?.context("the night's run returned no summary")
+}
+
+/// The pages' true importance (as the solver reads it) and change rate, by URL (the first row of
+/// a URL, as `run` keeps it).
+fn truth(plan: &RunPlan) -> Result<HashMap<String, Page>> {
+    let rows = pages::read_all(&pages::open_all(&inputs::expand(&plan.pages.inputs)?)?)?;
+    let mut by_url = HashMap::with_capacity(rows.len());
+    for (url, importance, change_rate) in rows {
+        by_url.entry(url).or_insert(Page {
+            importance: plan.pages.importance(importance, change_rate),
+            change_rate,
+            last_ok_s: None,
+        });
+    }
+    Ok(by_url)
+}
+
+/// Before the first night every copy is taken to be one interval older than its first due time
+/// (the phase of a crawl that had been running): the loop starts in its steady state rather than
+/// with every page stale.
+fn steady_state_copies(first_night: &Path, pages: &mut HashMap<String, Page>) -> Result<()> {
+    let previous = state_in::open(first_night)?;
+    for unit in state_in::units(&previous) {
+        state_in::read_unit(
+            &previous,
+            unit,
+            |row| {
+                if let Some(page) = pages.get_mut(row.url) {
+                    page.last_ok_s = Some(row.next_fetch_us as f64 / MICROS_PER_S - row.interval_s);
+                }
+            },
+            |_| {},
+        )?;
+    }
+    Ok(())
+}
+
+/// Each URL's crawl rate (per day) in a revisit output's rates tables; URLs it holds no row for
+/// have rate zero.
+fn rates_by_url(out: &Path) -> Result<HashMap<String, f64>> {
+    let output = state_in::open(out)?;
+    let mut rates = HashMap::new();
+    for unit in state_in::units(&output) {
+        state_in::read_unit(
+            &output,
+            unit,
+            |row| {
+                rates.insert(row.url.to_owned(), SECONDS_PER_DAY / row.interval_s);
+            },
+            |_| {},
+        )?;
+    }
+    Ok(rates)
+}
+
+/// What rates are worth when every page is fetched at them, as importance-weighted shares of time
+/// stale.
+struct Expected {
+    /// Fetched evenly spaced (Cho & Garcia-Molina: 1 - (1 - e^-x)/x, x = lambda/rho).
+    evenly_spaced: f64,
+    /// Fetched as Poisson (NeurIPS'19 eq. 12: lambda/(rho + lambda)).
+    poisson: f64,
+}
+
+/// The value of `rates` on the true pages. Every page is valued as fetched at its rate, pages with
+/// complete observations too: the timetable fetches them at their times like the others, so this
+/// is the world the realized fetches are measured in.
+fn expected(pages: &HashMap<String, Page>, rates: &HashMap<String, f64>, weight: f64) -> Expected {
+    let (mut evenly_spaced, mut poisson) = (ExactSum::default(), ExactSum::default());
+    for (url, page) in pages {
+        let rate = rates.get(url).copied().unwrap_or(0.0);
+        evenly_spaced.add(fixed_interval::cost(
+            page.importance,
+            page.change_rate,
+            rate,
+        ));
+        poisson.add(binary_cost(page.importance, page.change_rate, rate, false));
+    }
+    Expected {
+        evenly_spaced: evenly_spaced.value() / weight,
+        poisson: poisson.value() / weight,
+    }
+}
+
+/// The fetches a night's visits tables serve, by URL (seconds from the night's start).
+fn served(out: &Path, horizon_s: f64) -> Result<HashMap<String, Vec<f64>>> {
+    let dir = out.join("visits");
+    let files = visits_in::open_all(&inputs::expand(&[dir.display().to_string()])?)?;
+    visits_in::read_times(&files, horizon_s)
+}
+
+/// Whether the synthetic log marks the fetch of `url` at `at_us` on `night` failed: a hash of
+/// them and the seed, so every run of the same loop fails the same fetches.
+fn fails(args: &SimulateArgs, night: u32, url: &str, at_us: i64) -> bool {
+    if args.failure_share <= 0.0 {
+        return false;
+    }
+    let h = xxh3_64_with_seed(
+        url.as_bytes(),
+        args.seed ^ ((night as u64) << 32) ^ at_us as u64,
+    );
+    let uniform = (h >> 11) as f64 / (1u64 << 53) as f64;
+    uniform < args.failure_share
+}
+
+/// simulate.csv and simulate.svg in the work folder.
+fn write_outputs(work: &Path, s: &SimulationSummary) -> Result<()> {
+    let csv_path = work.join("simulate.csv");
+    let mut w = csv::Writer::from_path(&csv_path)
+        .with_context(|| format!("writing {}", csv_path.display()))?;
+    for n in &s.nights {
+        w.serialize(n)?;
+    }
+    w.flush()?;
+    let staleness: Vec<f64> = s.nights.iter().map(|n| n.staleness).collect();
+    let even: Vec<f64> = s.nights.iter().map(|n| n.staleness_evenly_spaced).collect();
+    let poisson: Vec<f64> = s.nights.iter().map(|n| n.staleness_poisson).collect();
+    write_nights_svg(
+        &work.join("simulate.svg"),
+        &[
+            Curve {
+                name: "realized fetches",
+                colour: plotters::style::RGBColor(0, 114, 178),
+                values: &staleness,
+            },
+            Curve {
+                name: "evenly spaced optimum",
+                colour: plotters::style::RGBColor(0, 158, 115),
+                values: &even,
+            },
+            Curve {
+                name: "the plan's rates, Poisson",
+                colour: plotters::style::RGBColor(213, 94, 0),
+                values: &poisson,
+            },
+        ],
+    )
+}
+
+/// Runs `revisit simulate`; returns the nights (one JSON object per line with --json).
 pub fn run(args: &SimulateArgs) -> Result<String> {
-    let report = simulate(args)?;
+    let summary = simulate(args)?;
     Ok(if args.json {
-        serde_json::to_string_pretty(&report)? + "\n"
+        summary
+            .nights
+            .iter()
+            .map(|n| serde_json::to_string(n).map(|l| l + "\n"))
+            .collect::<Result<String, _>>()?
     } else {
-        report.human()
+        summary.human(&args.run.out)
     })
 }

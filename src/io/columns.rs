@@ -102,6 +102,7 @@ pub fn check_column(
                 | DataType::UInt32
         ),
         Kind::Bool => matches!(field.data_type(), DataType::Boolean),
+        Kind::Timestamp => matches!(field.data_type(), DataType::Timestamp(_, _)),
     };
     if !ok {
         bail!(
@@ -112,6 +113,7 @@ pub fn check_column(
                 Kind::Text => "a string (utf8)",
                 Kind::Number => "a number (float64, float32 or an integer)",
                 Kind::Bool => "a boolean",
+                Kind::Timestamp => "a timestamp",
             }
         );
     }
@@ -124,6 +126,7 @@ pub enum Kind {
     Text,
     Number,
     Bool,
+    Timestamp,
 }
 
 fn column<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a ArrayRef> {
@@ -157,6 +160,35 @@ pub fn number<'a>(batch: &'a RecordBatch, name: &str) -> Option<NumberColumn<'a>
         DataType::UInt32 => Some(NumberColumn::U32(a.as_primitive::<UInt32Type>())),
         _ => None,
     }
+}
+
+/// Timestamp column `name` of `batch` as microseconds since the epoch (any unit; a time zone, if
+/// any, names the instant's zone, not a shift).
+pub fn timestamp_us(batch: &RecordBatch, name: &str) -> Option<Vec<Option<i64>>> {
+    use arrow_array::types::{
+        TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+        TimestampSecondType,
+    };
+    use arrow_schema::TimeUnit;
+    let a = column(batch, name)?;
+    let DataType::Timestamp(unit, _) = a.data_type() else {
+        return None;
+    };
+    fn each<T: arrow_array::ArrowPrimitiveType<Native = i64>>(
+        a: &ArrayRef,
+        f: impl Fn(i64) -> Option<i64>,
+    ) -> Vec<Option<i64>> {
+        let p = a.as_primitive::<T>();
+        (0..p.len())
+            .map(|i| p.is_valid(i).then(|| f(p.value(i))).flatten())
+            .collect()
+    }
+    Some(match unit {
+        TimeUnit::Second => each::<TimestampSecondType>(a, |v| v.checked_mul(1_000_000)),
+        TimeUnit::Millisecond => each::<TimestampMillisecondType>(a, |v| v.checked_mul(1_000)),
+        TimeUnit::Microsecond => each::<TimestampMicrosecondType>(a, Some),
+        TimeUnit::Nanosecond => each::<TimestampNanosecondType>(a, |v| Some(v.div_euclid(1_000))),
+    })
 }
 
 /// Boolean column `name` of `batch`.

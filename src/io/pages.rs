@@ -25,6 +25,8 @@ pub struct PageFile {
     pub has_host: bool,
     /// Whether the file has a `complete_obs` column (else every page is incomplete).
     pub has_complete: bool,
+    /// Whether the file has `min_interval_s` or `max_interval_s` columns (per-URL refetch bounds).
+    pub has_intervals: bool,
 }
 
 /// Where an input row came from: its file (index into the sorted input list) and row in that file.
@@ -53,18 +55,22 @@ pub enum Reason {
     ImportanceInvalid,
     ChangeRateMissing,
     ChangeRateInvalid,
+    MinIntervalInvalid,
+    MaxIntervalInvalid,
     DuplicateUrl,
 }
 
 impl Reason {
     /// Every reason, in report order.
-    pub const ALL: [Reason; 7] = [
+    pub const ALL: [Reason; 9] = [
         Reason::UrlMissing,
         Reason::HostUnresolvable,
         Reason::ImportanceMissing,
         Reason::ImportanceInvalid,
         Reason::ChangeRateMissing,
         Reason::ChangeRateInvalid,
+        Reason::MinIntervalInvalid,
+        Reason::MaxIntervalInvalid,
         Reason::DuplicateUrl,
     ];
 
@@ -77,6 +83,8 @@ impl Reason {
             Reason::ImportanceInvalid => "importance_not_positive_finite",
             Reason::ChangeRateMissing => "change_rate_missing",
             Reason::ChangeRateInvalid => "change_rate_negative_or_not_finite",
+            Reason::MinIntervalInvalid => "min_interval_not_positive_finite",
+            Reason::MaxIntervalInvalid => "max_interval_not_positive_finite_or_below_min",
             Reason::DuplicateUrl => "duplicate_url",
         }
     }
@@ -88,6 +96,8 @@ impl Reason {
             Reason::HostUnresolvable => "host",
             Reason::ImportanceMissing | Reason::ImportanceInvalid => "importance",
             Reason::ChangeRateMissing | Reason::ChangeRateInvalid => "change_rate",
+            Reason::MinIntervalInvalid => "min_interval_s",
+            Reason::MaxIntervalInvalid => "max_interval_s",
         }
     }
 }
@@ -110,6 +120,9 @@ pub struct PageRow<'a> {
     pub importance: f64,
     pub change_rate: f64,
     pub complete_obs: bool,
+    /// The URL's own refetch-interval bounds, seconds (NaN: none).
+    pub min_interval_s: f64,
+    pub max_interval_s: f64,
     pub origin: Origin,
 }
 
@@ -126,6 +139,8 @@ fn open(path: &Path) -> Result<PageFile> {
     check_column(path, schema, "change_rate", Kind::Number, true)?;
     let has_host = check_column(path, schema, "host", Kind::Text, false)?;
     let has_complete = check_column(path, schema, "complete_obs", Kind::Bool, false)?;
+    let has_min = check_column(path, schema, "min_interval_s", Kind::Number, false)?;
+    let has_max = check_column(path, schema, "max_interval_s", Kind::Number, false)?;
     let row_groups = builder
         .metadata()
         .row_groups()
@@ -137,6 +152,7 @@ fn open(path: &Path) -> Result<PageFile> {
         row_groups,
         has_host,
         has_complete,
+        has_intervals: has_min || has_max,
     })
 }
 
@@ -179,7 +195,13 @@ pub fn read_unit(
         .filter(|(_, f)| {
             matches!(
                 f.name().as_str(),
-                "url" | "host" | "importance" | "change_rate" | "complete_obs"
+                "url"
+                    | "host"
+                    | "importance"
+                    | "change_rate"
+                    | "complete_obs"
+                    | "min_interval_s"
+                    | "max_interval_s"
             )
         })
         .map(|(i, _)| i)
@@ -214,6 +236,8 @@ pub fn read_unit(
         let importance = number(&batch, "importance").ok_or_else(|| missing("importance"))?;
         let change_rate = number(&batch, "change_rate").ok_or_else(|| missing("change_rate"))?;
         let complete = boolean(&batch, "complete_obs");
+        let min_interval = number(&batch, "min_interval_s");
+        let max_interval = number(&batch, "max_interval_s");
         for i in 0..batch.num_rows() {
             let origin = Origin {
                 file: unit.file,
@@ -281,12 +305,28 @@ pub fn read_unit(
             let complete_obs = complete
                 .map(|c| c.is_valid(i) && c.value(i))
                 .unwrap_or(false);
+            // a null bound is no bound; a given one is a positive number of seconds
+            let interval = |c: &Option<super::columns::NumberColumn>| {
+                c.as_ref().and_then(|c| c.get(i)).unwrap_or(f64::NAN)
+            };
+            let (min_s, max_s) = (interval(&min_interval), interval(&max_interval));
+            let positive = |s: f64| s.is_nan() || (s.is_finite() && s > 0.0);
+            if !positive(min_s) {
+                reject(reject_as(Reason::MinIntervalInvalid));
+                continue;
+            }
+            if !positive(max_s) || max_s < min_s {
+                reject(reject_as(Reason::MaxIntervalInvalid));
+                continue;
+            }
             page(PageRow {
                 url,
                 host,
                 importance: mu_value,
                 change_rate: lambda_value,
                 complete_obs,
+                min_interval_s: min_s,
+                max_interval_s: max_s,
                 origin,
             });
         }

@@ -48,6 +48,12 @@ pub struct InvalidRate {
     pub column: String,
 }
 
+impl std::fmt::Display for InvalidRate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} row {}, column {}", self.file, self.row, self.column)
+    }
+}
+
 /// Opens every file named by `paths` (Parquet, or CSV by its `.csv` name) and checks its columns.
 pub fn open_all(paths: &[PathBuf]) -> Result<Vec<RatesFile>> {
     paths.iter().map(|p| open(p)).collect()

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use arrow_array::builder::Float64Builder;
-use arrow_array::{ArrayRef, BooleanArray, Float64Array, RecordBatch};
+use arrow_array::{ArrayRef, BooleanArray, Float64Array, RecordBatch, TimestampMicrosecondArray};
 
 use super::columns::Utf8Builder;
 use super::parquet_out::{self, ROW_GROUP_ROWS};
@@ -24,6 +24,11 @@ pub struct RateRow<'a> {
     /// Fetches per day.
     pub crawl_rate: f64,
     pub host_capped: bool,
+    /// Seconds between fetches.
+    pub fetch_interval_s: f64,
+    /// Microseconds since the epoch (None: never fetched).
+    pub last_fetch_us: Option<i64>,
+    pub next_fetch_us: i64,
 }
 
 /// How many rows, and bytes of URL text, a file will hold (to size its row groups once).
@@ -74,6 +79,9 @@ struct RatesGroup {
     rate: Vec<f64>,
     probability: Float64Builder,
     capped: Vec<bool>,
+    interval: Vec<f64>,
+    last: Vec<Option<i64>>,
+    next: Vec<i64>,
 }
 
 impl RatesGroup {
@@ -87,6 +95,9 @@ impl RatesGroup {
             rate: Vec::with_capacity(rows),
             probability: Float64Builder::with_capacity(rows),
             capped: Vec::with_capacity(rows),
+            interval: Vec::with_capacity(rows),
+            last: Vec::with_capacity(rows),
+            next: Vec::with_capacity(rows),
         }
     }
 
@@ -112,6 +123,9 @@ impl RatesGroup {
             self.probability.append_null();
         }
         self.capped.push(r.host_capped);
+        self.interval.push(r.fetch_interval_s);
+        self.last.push(r.last_fetch_us);
+        self.next.push(r.next_fetch_us);
     }
 
     fn finish(mut self) -> Result<RecordBatch> {
@@ -124,6 +138,9 @@ impl RatesGroup {
             Arc::new(Float64Array::from(self.rate)),
             Arc::new(self.probability.finish()),
             Arc::new(BooleanArray::from(self.capped)),
+            Arc::new(Float64Array::from(self.interval)),
+            Arc::new(TimestampMicrosecondArray::from(self.last).with_timezone("UTC")),
+            Arc::new(TimestampMicrosecondArray::from(self.next).with_timezone("UTC")),
         ];
         Ok(RecordBatch::try_new(schema::rates(), columns)?)
     }

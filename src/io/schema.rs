@@ -26,11 +26,19 @@ pub fn rates() -> SchemaRef {
         Field::new("crawl_rate", DataType::Float64, false),
         Field::new("crawl_probability", DataType::Float64, true),
         Field::new("host_capped", DataType::Boolean, false),
+        Field::new("fetch_interval_s", DataType::Float64, false),
+        Field::new("last_fetch_at", utc(), true),
+        Field::new("next_fetch_at", utc(), false),
     ]))
 }
 
+/// Timestamps: microseconds, UTC.
+fn utc() -> DataType {
+    DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
+}
+
 /// Units of the rates table's numeric columns (written into the Parquet metadata).
-pub const RATES_UNITS: &str = r#"{"importance":"relative weight","change_rate":"changes per day","crawl_rate":"fetches per day","crawl_probability":"probability of a fetch on each change notice"}"#;
+pub const RATES_UNITS: &str = r#"{"importance":"relative weight","change_rate":"changes per day","crawl_rate":"fetches per day","crawl_probability":"probability of a fetch on each change notice","fetch_interval_s":"seconds between fetches (86400 / crawl_rate)","last_fetch_at":"UTC, microseconds; null: never fetched","next_fetch_at":"UTC, microseconds"}"#;
 
 /// `visits/crawler=NNN/part-*.parquet`: one row per fetch of the crawler's timetable, by time;
 /// `at` (UTC timestamp) only when the run was given `--start`.
@@ -41,14 +49,13 @@ pub fn visits(with_timestamp: bool) -> SchemaRef {
         Field::new("host", DataType::Utf8, false),
     ];
     if with_timestamp {
-        fields.push(Field::new(
-            "at",
-            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
-            false,
-        ));
+        fields.push(Field::new(VISITS_TIME, utc(), false));
     }
     Arc::new(Schema::new(fields))
 }
+
+/// The visits table's fetch time column (UTC timestamp).
+pub const VISITS_TIME: &str = "at";
 
 /// Units of the visits table's columns.
 pub const VISITS_UNITS: &str = r#"{"at_s":"seconds from the horizon start; the timetable repeats every horizon; gaps hold to 1e-6 s","at":"UTC, microseconds (horizon start + at_s)"}"#;
@@ -114,5 +121,14 @@ pub fn change_rates() -> SchemaRef {
         Field::new("complete_obs", DataType::Boolean, false),
         Field::new("observations", DataType::UInt64, false),
         Field::new("changes", DataType::UInt64, false),
+    ]))
+}
+
+/// A fetch log as `simulate` writes it (and `run --fetched` reads): one row per fetch.
+pub fn fetched() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("url", DataType::Utf8, false),
+        Field::new("fetched_at", utc(), false),
+        Field::new("ok", DataType::Boolean, false),
     ]))
 }

@@ -8,7 +8,7 @@ use crate::io::hosts::HostDelays;
 use crate::io::pages::{Reason, Rejected};
 use crate::plan::PagesPlan;
 use revisit_core::solve::pages::{Pages, PagesError};
-use revisit_core::units::{politeness_cap, Seconds};
+use revisit_core::units::{politeness_cap, Seconds, SECONDS_PER_DAY};
 
 /// A worker's pages in canonical order, grouped by host, in columns: the solver's pages plus what
 /// the output needs (URL text, host names). Of the received batches only the text is kept (the
@@ -259,6 +259,13 @@ pub fn arrange(
     // take over the keys' buffer (same size and alignment: collect works in place), whose pages
     // are resident already: a fresh array faulted in ~50,000 pages per worker on the 10M bench.
     let mut records: Vec<Record> = keys.into_iter().take(n).map(|_| EMPTY_RECORD).collect();
+    // per-URL refetch bounds, as rates per day (NaN: none), when the input has them
+    let with_intervals = batches.iter().any(RowBatch::has_intervals);
+    let (mut min_rate, mut max_rate) = if with_intervals {
+        (vec![f64::NAN; n], vec![f64::NAN; n])
+    } else {
+        (Vec::new(), Vec::new())
+    };
     for (b, batch) in batches.iter_mut().enumerate() {
         let mine = &dest[starts[b] as usize..starts[b + 1] as usize];
         for (r, &d) in mine.iter().enumerate() {
@@ -278,6 +285,11 @@ pub fn arrange(
                 batch.complete_obs[r],
                 0,
             );
+            if batch.has_intervals() {
+                // a visit at least every max interval, at most every min interval
+                min_rate[d] = SECONDS_PER_DAY / batch.max_interval_s[r];
+                max_rate[d] = SECONDS_PER_DAY / batch.min_interval_s[r];
+            }
         }
         // keep the text, free the rest of this batch now
         texts.push(std::mem::take(&mut batch.text));
@@ -295,7 +307,10 @@ pub fn arrange(
     drop(records);
     drop(dest);
     // Rows were validated when read, but --value-per-change's products can still overflow
-    let pages = Pages::from_columns(importance, change_rate, complete_obs, offsets, caps)?;
+    let mut pages = Pages::from_columns(importance, change_rate, complete_obs, offsets, caps)?;
+    if with_intervals {
+        pages = pages.with_rate_bounds(min_rate, max_rate)?;
+    }
     Ok(Arranged {
         input_importance,
         pages,

@@ -68,6 +68,8 @@ pub fn load(
         None => Default::default(),
     };
     let units = pages::units(&page_files);
+    // per-URL refetch bounds travel only when some input file has them
+    let with_intervals = page_files.iter().any(|f| f.has_intervals);
     let total_rows: u64 = units.iter().map(|u| u.rows).sum();
     progress.say(format!(
         "{} files, {} row groups, {} rows; {} workers",
@@ -100,6 +102,9 @@ pub fn load(
                     row.complete_obs,
                     row.origin,
                 );
+                if with_intervals {
+                    batch.push_intervals(row.min_interval_s, row.max_interval_s);
+                }
                 if batch.text_bytes() >= BATCH_TEXT_BYTES {
                     // the next batch will hold about as many rows as this one
                     let rows = batch.len();

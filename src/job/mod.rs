@@ -15,6 +15,7 @@ mod flag_sort;
 pub mod keys;
 pub mod load;
 pub mod progress;
+pub mod route;
 pub mod run;
 pub mod sweep;
 pub mod wire;

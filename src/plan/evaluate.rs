@@ -36,5 +36,14 @@ pub struct EvaluatePlan {
     pub bandwidth: Option<f64>,
     /// The fetch-time law (`--fetch-time`) as given and as read.
     pub fetch_time: Option<(String, FetchTime)>,
+    /// A Monte Carlo check of a timetable's exact value (`--simulate`).
+    pub monte_carlo: Option<MonteCarloPlan>,
     pub quiet: bool,
+}
+
+/// Poisson changes drawn against a cyclic timetable for some horizons, seeded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MonteCarloPlan {
+    pub horizons: u64,
+    pub seed: u64,
 }

@@ -45,7 +45,9 @@ pub struct RunPlan {
     pub out: PathBuf,
     /// The indexer model behind `recommended_crawlers` (with --index-rate).
     pub index: Option<IndexPlan>,
-    /// Each crawler's timetable (with --timetable).
+    /// The rolling schedule: the night planned and what it continues from.
+    pub schedule: SchedulePlan,
+    /// Each crawler's fetches (with --timetable).
     pub timetable: Option<TimetablePlan>,
     /// No progress lines.
     pub quiet: bool,
@@ -93,14 +95,113 @@ impl IndexPlan {
     }
 }
 
+/// Where the night's start came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StartSource {
+    /// `--start`.
+    Given,
+    /// The previous run's start plus its horizon: the night after it.
+    AfterPrevious,
+    /// 00:00 UTC today.
+    Today,
+}
+
+/// The night a run plans and the state it continues from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SchedulePlan {
+    /// The night's start, microseconds since the Unix epoch, and where it came from.
+    pub start_us: i64,
+    pub start_source: StartSource,
+    /// The previous run's output (read only), with the night it planned.
+    pub previous: Option<PreviousNight>,
+    /// Fetch logs: the fetches that happened (empty: the previous night's visits, or without
+    /// them its due times, count as fetched as planned; see [`SchedulePlan::fetches`]).
+    pub fetched: Vec<String>,
+    /// Refetch-interval bounds of URLs without their own, seconds.
+    pub min_interval_s: Option<f64>,
+    pub max_interval_s: Option<f64>,
+}
+
+/// The previous run a night continues from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PreviousNight {
+    pub dir: PathBuf,
+    pub start_us: i64,
+    pub horizon_s: f64,
+    /// Its visits files (empty: it made no timetable).
+    pub visits: Vec<PathBuf>,
+}
+
+/// What tells a night which fetches happened before it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Fetches<'a> {
+    /// Nothing: a first night, no log.
+    Unknown,
+    /// `--fetched`: logs of the fetches that happened (a fetch they do not show did not).
+    Logged(&'a [String]),
+    /// No log, a previous timetable: its visits, each taken as made (a due fetch it could not
+    /// serve stays due).
+    PlannedVisits(&'a [PathBuf]),
+    /// No log, no previous timetable: the previous night's due times, each taken as fetched.
+    PlannedDueTimes,
+}
+
+impl Fetches<'_> {
+    /// Whether the fetches come as rows to read (a log or visits tables).
+    pub fn has_rows(&self) -> bool {
+        matches!(self, Fetches::Logged(_) | Fetches::PlannedVisits(_))
+    }
+
+    /// The name the summary gives them.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Fetches::Unknown => "none",
+            Fetches::Logged(_) => "fetched",
+            Fetches::PlannedVisits(_) => "previous_visits",
+            Fetches::PlannedDueTimes => "previous_due_times",
+        }
+    }
+}
+
+impl SchedulePlan {
+    /// Where the night learns which fetches happened.
+    pub fn fetches(&self) -> Fetches<'_> {
+        match (&self.previous, self.fetched.is_empty()) {
+            (_, false) => Fetches::Logged(&self.fetched),
+            (Some(p), true) if !p.visits.is_empty() => Fetches::PlannedVisits(&p.visits),
+            (Some(_), true) => Fetches::PlannedDueTimes,
+            (None, true) => Fetches::Unknown,
+        }
+    }
+
+    /// The least and largest crawl rate the interval bounds allow, fetches per day (0 and +inf
+    /// where unbounded).
+    pub fn rate_bounds(&self) -> (f64, f64) {
+        (
+            self.max_interval_s
+                .map_or(0.0, |s| revisit_core::units::SECONDS_PER_DAY / s),
+            self.min_interval_s
+                .map_or(f64::INFINITY, |s| revisit_core::units::SECONDS_PER_DAY / s),
+        )
+    }
+}
+
+/// How a night's fetches are laid out.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TimetableMode {
+    /// Every fetch due tonight, for every URL, continuing from the previous night.
+    Rolling,
+    /// One night of integer visits repeated every horizon (PUC-Rio), its hosts' visits ordered by
+    /// the sequencing.
+    Cyclic(Sequencing),
+}
+
 /// How crawler timetables are made.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TimetablePlan {
-    pub sequencing: Sequencing,
+    pub mode: TimetableMode,
     /// Fetches per second of one crawler, if given (else [`crawler::default_rate`]).
     pub crawler_rate: Option<f64>,
-    /// The horizon's start, as given (RFC 3339) and in microseconds since the Unix epoch.
-    pub start: Option<(String, i64)>,
 }
 
 impl TimetablePlan {
@@ -109,11 +210,6 @@ impl TimetablePlan {
     pub fn crawler_rate(&self, bandwidth_per_day: f64, crawlers: u32, min_delay: Seconds) -> f64 {
         self.crawler_rate
             .unwrap_or_else(|| crawler::default_rate(bandwidth_per_day, crawlers, min_delay))
-    }
-
-    /// The horizon's start in microseconds since the epoch, if given.
-    pub fn start_us(&self) -> Option<i64> {
-        self.start.as_ref().map(|s| s.1)
     }
 }
 
@@ -130,9 +226,8 @@ mod tests {
     #[test]
     fn the_crawler_rate_is_given_or_derived() {
         let t = TimetablePlan {
-            sequencing: Sequencing::Merge,
+            mode: TimetableMode::Rolling,
             crawler_rate: None,
-            start: None,
         };
         // 4,000 fetches a day on 10 crawlers: 1.25 x 400 / 86,400, but at least 2 per 15 s
         let derived = t.crawler_rate(4_000.0, 10, Seconds(15.0));

@@ -364,6 +364,21 @@ pub struct VisitsReport {
     pub gaps_impolite: u64,
     /// The impolite host with the shortest gap.
     pub worst_host: Option<ImpoliteHost>,
+    /// With --simulate: the staleness of Poisson changes drawn against the timetable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub monte_carlo: Option<MonteCarlo>,
+}
+
+/// Simulated importance-weighted staleness of a timetable beside its exact value.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MonteCarlo {
+    pub horizons: u64,
+    pub seed: u64,
+    /// Monte Carlo estimate of the staleness and its standard error.
+    pub simulated: f64,
+    pub std_err: f64,
+    /// Whether the exact value lies in the simulation's 95% confidence interval (+-1.96 s.e.).
+    pub exact_in_95_ci: bool,
 }
 
 /// A host visited faster than its politeness delay allows.
@@ -456,6 +471,17 @@ impl VisitsEvaluation {
                 pct(o.gap_to_polite),
                 pct(o.gap_to_non_polite),
                 pct(o.price_of_politeness),
+            );
+        }
+        if let Some(m) = &v.monte_carlo {
+            s += &format!(
+                "  Monte Carlo, {} horizons (seed {}): staleness {:.6} +- {:.6} (95%), exact {:.6}: {}\n",
+                m.horizons,
+                m.seed,
+                m.simulated,
+                1.96 * m.std_err,
+                v.staleness,
+                if m.exact_in_95_ci { "inside" } else { "OUTSIDE" }
             );
         }
         if let Some(f) = &self.fetch_time {

@@ -7,7 +7,8 @@ use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::io::pages::Reason;
-use crate::plan::run::RunPlan;
+use crate::io::rates_in::InvalidRate;
+use crate::plan::run::{RunPlan, StartSource, TimetableMode};
 use revisit_core::exact_sum::ExactSum;
 use revisit_core::objective::value::PolicyValue;
 use revisit_core::reduce::Combine;
@@ -24,6 +25,9 @@ pub struct PhaseSeconds {
     pub read: f64,
     /// Waiting for every worker's records, then grouping by host and removing duplicates.
     pub exchange: f64,
+    /// Reading the previous night's schedule and the fetch logs, sending them to their hosts'
+    /// workers and joining them to the pages (0 on a first night).
+    pub state: f64,
     /// The multiplier rounds and the per-host solves.
     pub solve: f64,
     /// Crawler assignment, moving rows to their crawler's writer, Parquet, publishing.
@@ -44,9 +48,61 @@ pub struct Recommendation {
     pub index_gamma: f64,
 }
 
-/// What `run --timetable` scheduled (PUC-Rio's three phases) and how stale it is, exactly.
+/// The rolling schedule of a run: the night, where the URLs stand, what the state and the logs
+/// gave, and the URLs held at their interval bounds.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ScheduleSummary {
+    /// The night planned: its start (RFC 3339, UTC) and where that came from (`given`,
+    /// `after_previous`, `today`).
+    pub start: String,
+    pub start_source: String,
+    /// The previous run's output it continues from.
+    pub previous: Option<String>,
+    /// What told it which fetches happened: `fetched` (the logs given), `previous_visits` (the
+    /// previous timetable, each fetch taken as made), `previous_due_times`, or `none`.
+    pub fetches_from: String,
+    #[serde(flatten)]
+    pub counts: ScheduleCounts,
+    #[serde(flatten)]
+    pub state: StateCounts,
+    /// The interval bounds of URLs without their own, seconds.
+    pub min_interval_s: Option<f64>,
+    pub max_interval_s: Option<f64>,
+    #[serde(flatten)]
+    pub intervals: IntervalCounts,
+}
+
+/// The timetable of a run: a rolling night (the default) or a cyclic one (--cyclic).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Timetable {
+    Rolling(RollingSummary),
+    Cyclic(TimetableSummary),
+}
+
+/// What `run --timetable` served of the night's due fetches.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RollingSummary {
+    /// `rolling`.
+    pub mode: String,
+    /// Fetches per second of each crawler.
+    pub crawler_rate_per_s: f64,
+    /// Due times in the night, fetches in the visits tables, and those no crawler could serve
+    /// politely before the night's end (they stay due).
+    pub fetches_due: u64,
+    pub fetches_scheduled: u64,
+    pub fetches_dropped: u64,
+    /// Largest served share of one crawler's floor(rate x horizon) fetches.
+    pub crawler_utilisation_max: f64,
+    /// Largest delay of a fetch behind its due time, seconds.
+    pub delay_max_s: f64,
+}
+
+/// What `run --timetable --cyclic` scheduled (PUC-Rio's three phases) and how stale it is, exactly.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct TimetableSummary {
+    /// `cyclic`.
+    pub mode: String,
     /// merge, mp2, carousel or golden-ratio.
     pub sequencing: String,
     /// What the integer visits maximise: "harmonic" (a harmonic run whose budget visits every
@@ -146,9 +202,11 @@ pub struct Summary {
     /// The crawler count the static indexer model recommends (with --index-rate).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recommended_crawlers: Option<Recommendation>,
+    /// Every URL's place in the rolling schedule.
+    pub schedule: ScheduleSummary,
     /// The crawlers' timetables (with --timetable).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub timetable: Option<TimetableSummary>,
+    pub timetable: Option<Timetable>,
     /// Peak resident memory of the largest process, bytes.
     pub peak_rss_bytes: u64,
     pub seconds: PhaseSeconds,
@@ -165,6 +223,8 @@ pub struct RatesTotals {
     pub zero_rate: u64,
     pub hosts: u64,
     pub hosts_capped: u64,
+    /// Against the refetch-interval bounds.
+    pub intervals: IntervalCounts,
     /// Peak resident memory of the largest process, bytes.
     pub peak_rss: u64,
 }
@@ -177,8 +237,110 @@ impl Combine for RatesTotals {
         self.zero_rate += o.zero_rate;
         self.hosts += o.hosts;
         self.hosts_capped += o.hosts_capped;
+        self.intervals.combine(o.intervals);
         self.peak_rss = self.peak_rss.max(o.peak_rss);
     }
+}
+
+/// The rows of the state and the logs, accounted for (summed over workers).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct StateCounts {
+    /// Rows of the previous rates table, those joined to a page, those whose URL is no longer a
+    /// page (dropped), and unusable ones.
+    pub state_rows: u64,
+    pub state_used: u64,
+    pub state_dropped: u64,
+    pub state_invalid: u64,
+    /// Rows of the fetch logs: used (a successful fetch of a page before the night), failed (the
+    /// URL stays due), of a URL that is no page, at or after the night's start, repeating another
+    /// row (same URL and time), invalid.
+    pub log_rows: u64,
+    pub log_used: u64,
+    pub log_failed: u64,
+    pub log_unknown_url: u64,
+    pub log_future: u64,
+    pub log_duplicate: u64,
+    pub log_invalid: u64,
+    /// The first unusable row of either, by file then row.
+    pub first_invalid: Option<InvalidRate>,
+}
+
+impl Combine for StateCounts {
+    fn combine(&mut self, o: Self) {
+        self.state_rows += o.state_rows;
+        self.state_used += o.state_used;
+        self.state_dropped += o.state_dropped;
+        self.state_invalid += o.state_invalid;
+        self.log_rows += o.log_rows;
+        self.log_used += o.log_used;
+        self.log_failed += o.log_failed;
+        self.log_unknown_url += o.log_unknown_url;
+        self.log_future += o.log_future;
+        self.log_duplicate += o.log_duplicate;
+        self.log_invalid += o.log_invalid;
+        self.first_invalid = match (self.first_invalid.take(), o.first_invalid) {
+            (Some(a), Some(b)) => Some(if (&a.file, a.row) <= (&b.file, b.row) {
+                a
+            } else {
+                b
+            }),
+            (a, b) => a.or(b),
+        };
+    }
+}
+
+/// Where the URLs stand at the night's start (summed over workers).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ScheduleCounts {
+    /// Fetched before and due at or after the start.
+    pub urls_on_time: u64,
+    /// Due before the start (a failed or missing fetch, a shorter interval): due tonight.
+    pub urls_overdue: u64,
+    /// Never fetched: phased in.
+    pub urls_new: u64,
+    /// URLs due at least once tonight, and their due times.
+    pub urls_due_tonight: u64,
+    pub fetches_due_tonight: u64,
+}
+
+impl Combine for ScheduleCounts {
+    fn combine(&mut self, o: Self) {
+        self.urls_on_time += o.urls_on_time;
+        self.urls_overdue += o.urls_overdue;
+        self.urls_new += o.urls_new;
+        self.urls_due_tonight += o.urls_due_tonight;
+        self.fetches_due_tonight += o.fetches_due_tonight;
+    }
+}
+
+/// Where a run's URLs stand against their refetch-interval bounds (summed over workers).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct IntervalCounts {
+    /// URLs fetched once per max interval (no more), once per min interval (no less often), and
+    /// those whose host's cap cannot give them one fetch per max interval.
+    pub urls_at_max_interval: u64,
+    pub urls_at_min_interval: u64,
+    pub urls_max_interval_unmet: u64,
+}
+
+impl Combine for IntervalCounts {
+    fn combine(&mut self, o: Self) {
+        self.urls_at_max_interval += o.urls_at_max_interval;
+        self.urls_at_min_interval += o.urls_at_min_interval;
+        self.urls_max_interval_unmet += o.urls_max_interval_unmet;
+    }
+}
+
+/// The rolling schedule of a run, as the workers measured it.
+pub struct ScheduleFacts<'a> {
+    pub counts: &'a ScheduleCounts,
+    pub state: &'a StateCounts,
+}
+
+/// The rolling night's fetches, as the writers served them.
+pub struct RollingFacts<'a> {
+    pub crawler_rate_per_s: f64,
+    pub totals: &'a NightTotals,
 }
 
 /// The integer visits of a run and their bounds, as every worker agrees on them.
@@ -192,6 +354,12 @@ pub struct VisitsFacts<'a> {
     /// Fetches per second of each crawler.
     pub crawler_rate_per_s: f64,
     pub totals: &'a NightTotals,
+}
+
+/// A night's fetches, cyclic or rolling.
+pub enum TimetableFacts<'a> {
+    Cyclic(VisitsFacts<'a>),
+    Rolling(RollingFacts<'a>),
 }
 
 /// Everything a run's summary is made of, as the workers measured it.
@@ -210,7 +378,8 @@ pub struct RunFacts<'a> {
     pub rejected_by_reason: &'a [u64],
     pub rates: &'a RatesTotals,
     pub crawler_load_max_over_mean: f64,
-    pub timetable: Option<VisitsFacts<'a>>,
+    pub schedule: ScheduleFacts<'a>,
+    pub timetable: Option<TimetableFacts<'a>>,
     pub workers: usize,
     pub processes: usize,
     pub seconds: PhaseSeconds,
@@ -244,16 +413,22 @@ impl Summary {
             }
             None => None,
         };
-        let timetable = f.timetable.as_ref().map(|t| timetable_summary(plan, t));
-        if let Some(t) = &timetable {
-            if t.visits_scheduled + t.visits_dropped != t.visits_planned {
-                bail!(
-                    "internal error: visits do not add up ({} planned, {} scheduled, {} dropped); nothing published",
-                    t.visits_planned,
-                    t.visits_scheduled,
-                    t.visits_dropped
-                );
+        let timetable = match &f.timetable {
+            Some(TimetableFacts::Cyclic(t)) => Some(Timetable::Cyclic(timetable_summary(plan, t))),
+            Some(TimetableFacts::Rolling(t)) => {
+                Some(Timetable::Rolling(rolling_summary(t, f.schedule.counts)))
             }
+            None => None,
+        };
+        let (planned, scheduled, dropped) = match &timetable {
+            Some(Timetable::Cyclic(t)) => (t.visits_planned, t.visits_scheduled, t.visits_dropped),
+            Some(Timetable::Rolling(t)) => (t.fetches_due, t.fetches_scheduled, t.fetches_dropped),
+            None => (0, 0, 0),
+        };
+        if scheduled + dropped != planned {
+            bail!(
+                "internal error: fetches do not add up ({planned} planned, {scheduled} scheduled, {dropped} dropped); nothing published"
+            );
         }
         // what no price can place: the pages' and hosts' total room at price 0 falls short of R
         let unusable = if f.max_spend.is_finite() {
@@ -286,6 +461,7 @@ impl Summary {
             hosts_capped: c.hosts_capped,
             crawler_load_max_over_mean: f.crawler_load_max_over_mean,
             recommended_crawlers,
+            schedule: schedule_summary(plan, &f.schedule, &c.intervals),
             timetable,
             workers: f.workers,
             processes: f.processes,
@@ -307,16 +483,54 @@ impl Summary {
     }
 }
 
-/// The timetable part of a run's summary.
+/// The schedule part of a run's summary.
+fn schedule_summary(
+    plan: &RunPlan,
+    f: &ScheduleFacts,
+    intervals: &IntervalCounts,
+) -> ScheduleSummary {
+    let s = &plan.schedule;
+    ScheduleSummary {
+        start: crate::time::format_timestamp(s.start_us),
+        start_source: match s.start_source {
+            StartSource::Given => "given",
+            StartSource::AfterPrevious => "after_previous",
+            StartSource::Today => "today",
+        }
+        .to_owned(),
+        previous: s.previous.as_ref().map(|p| p.dir.display().to_string()),
+        fetches_from: s.fetches().name().to_owned(),
+        counts: f.counts.clone(),
+        state: f.state.clone(),
+        min_interval_s: s.min_interval_s,
+        max_interval_s: s.max_interval_s,
+        intervals: intervals.clone(),
+    }
+}
+
+/// The rolling timetable part of a run's summary.
+fn rolling_summary(t: &RollingFacts, counts: &ScheduleCounts) -> RollingSummary {
+    RollingSummary {
+        mode: "rolling".to_owned(),
+        crawler_rate_per_s: t.crawler_rate_per_s,
+        fetches_due: counts.fetches_due_tonight,
+        fetches_scheduled: t.totals.scheduled,
+        fetches_dropped: t.totals.dropped,
+        crawler_utilisation_max: t.totals.utilisation_max,
+        delay_max_s: t.totals.delay_max_s,
+    }
+}
+
+/// The cyclic timetable part of a run's summary.
 fn timetable_summary(plan: &RunPlan, t: &VisitsFacts) -> TimetableSummary {
     let for_staleness = t.objective == VisitObjective::Staleness;
     let (wp, np, totals) = (t.weak_politeness, t.non_polite, t.totals);
     TimetableSummary {
-        sequencing: plan
-            .timetable
-            .as_ref()
-            .map(|p| p.sequencing.name().to_owned())
-            .unwrap_or_default(),
+        mode: "cyclic".to_owned(),
+        sequencing: match plan.timetable.as_ref().map(|p| p.mode) {
+            Some(TimetableMode::Cyclic(s)) => s.name().to_owned(),
+            _ => String::new(),
+        },
         visits_objective: t.objective.name().into(),
         crawler_rate_per_s: t.crawler_rate_per_s,
         visits_budget: t.visits.budget,
@@ -398,7 +612,66 @@ impl Summary {
                 r.index_rate, r.index_buffer, r.crawlers, r.arrival_rate_per_crawler, r.cost
             );
         }
-        if let Some(t) = &self.timetable {
+        let c = &self.schedule;
+        s += &format!(
+            "  schedule from {} ({}): {} URLs on time, {} overdue (due tonight), {} new (phased in); {} URLs due tonight, {} fetches\n",
+            c.start,
+            c.start_source.replace('_', " "),
+            c.counts.urls_on_time,
+            c.counts.urls_overdue,
+            c.counts.urls_new,
+            c.counts.urls_due_tonight,
+            c.counts.fetches_due_tonight,
+        );
+        if c.state.state_rows > 0 || c.state.log_rows > 0 {
+            s += &format!(
+                "    state: {} rows ({} used, {} dropped: no longer pages, {} invalid); fetch log: {} rows ({} used, {} failed, {} unknown URL, {} at or after the start, {} repeated, {} invalid)\n",
+                c.state.state_rows,
+                c.state.state_used,
+                c.state.state_dropped,
+                c.state.state_invalid,
+                c.state.log_rows,
+                c.state.log_used,
+                c.state.log_failed,
+                c.state.log_unknown_url,
+                c.state.log_future,
+                c.state.log_duplicate,
+                c.state.log_invalid,
+            );
+        }
+        if let Some(bad) = &c.state.first_invalid {
+            s += &format!(
+                "    first unusable row: {} row {} column {}\n",
+                bad.file, bad.row, bad.column
+            );
+        }
+        if c.min_interval_s.is_some()
+            || c.max_interval_s.is_some()
+            || c.intervals.urls_at_max_interval + c.intervals.urls_at_min_interval > 0
+        {
+            s += &format!(
+                "    intervals: {} URLs fetched once per max interval, {} once per min interval\n",
+                c.intervals.urls_at_max_interval, c.intervals.urls_at_min_interval,
+            );
+        }
+        if c.intervals.urls_max_interval_unmet > 0 {
+            s += &format!(
+                "  WARNING: {} URLs get less than one fetch per max interval: their hosts' politeness caps cannot fit them\n",
+                c.intervals.urls_max_interval_unmet
+            );
+        }
+        if let Some(Timetable::Rolling(t)) = &self.timetable {
+            s += &format!(
+                "  timetable (rolling, {:.4} fetches/s per crawler): {} fetches scheduled, {} of {} due tonight stay due (no polite room before the night ends); max crawler utilisation {:.4}, largest delay {:.0} s\n",
+                t.crawler_rate_per_s,
+                t.fetches_scheduled,
+                t.fetches_dropped,
+                t.fetches_due,
+                t.crawler_utilisation_max,
+                t.delay_max_s,
+            );
+        }
+        if let Some(Timetable::Cyclic(t)) = &self.timetable {
             // the served timetable against a bound, in per cent
             let over = |value: Option<f64>, bound: Option<f64>| match (value, bound) {
                 (Some(v), Some(b)) if b > 0.0 => format!("{:+.2}%", 100.0 * (v / b - 1.0)),
@@ -409,7 +682,7 @@ impl Summary {
                 None => "inf".to_owned(),
             };
             s += &format!(
-                "  timetable ({}, integer visits for {}, {:.4} fetches/s per crawler): {} visits scheduled, {} dropped ({} for want of crawler time, {} by a host's politeness across the wrap-around), of {} planned (budget {}); max crawler utilisation {:.4}\n",
+                "  timetable (cyclic, {}, integer visits for {}, {:.4} fetches/s per crawler): {} visits scheduled, {} dropped ({} for want of crawler time, {} by a host's politeness across the wrap-around), of {} planned (budget {}); max crawler utilisation {:.4}\n",
                 t.sequencing,
                 t.visits_objective,
                 t.crawler_rate_per_s,
@@ -447,9 +720,10 @@ impl Summary {
             );
         }
         s += &format!(
-            "  seconds: read {:.2}, exchange {:.2}, solve {:.2}, write {:.2}, total {:.2}; peak RSS {:.1} MiB\n",
+            "  seconds: read {:.2}, exchange {:.2}, state {:.2}, solve {:.2}, write {:.2}, total {:.2}; peak RSS {:.1} MiB\n",
             self.seconds.read,
             self.seconds.exchange,
+            self.seconds.state,
             self.seconds.solve,
             self.seconds.write,
             self.seconds.total,

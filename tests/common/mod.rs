@@ -9,8 +9,10 @@ use std::time::{Duration, Instant};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int32Type, Int64Type};
-use arrow_array::{Array, RecordBatch};
+use arrow_array::{Array, ArrayRef, Float64Array, RecordBatch, StringArray};
+use arrow_schema::{Field, Schema};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use std::sync::Arc;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_revisit");
 
@@ -347,4 +349,188 @@ pub fn read_delays(data: &std::path::Path) -> HashMap<String, f64> {
         }
     }
     d
+}
+
+/// Writes one Parquet file of the given columns (nullable), for inputs the tests make up.
+pub fn write_pages(path: &Path, columns: Vec<(&str, ArrayRef)>) {
+    let fields: Vec<Field> = columns
+        .iter()
+        .map(|(n, a)| Field::new(*n, a.data_type().clone(), true))
+        .collect();
+    let schema = Arc::new(Schema::new(fields));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        columns.into_iter().map(|(_, a)| a).collect(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    revisit::io::parquet_out::write(path, schema, &[batch], &[]).unwrap();
+}
+
+pub fn strings(v: &[Option<&str>]) -> ArrayRef {
+    Arc::new(StringArray::from(v.to_vec()))
+}
+
+pub fn floats(v: &[Option<f64>]) -> ArrayRef {
+    Arc::new(Float64Array::from(v.to_vec()))
+}
+
+/// Runs `args`, which must fail with exit status 2, a message holding every needle and no panic,
+/// and leave `out` (a published output) and its folder exactly as they were.
+pub fn assert_fails_cleanly(args: &[&str], out: &Path, needles: &[&str]) {
+    let before = table_bytes(out);
+    let summary_before = std::fs::read(out.join("summary.json")).unwrap();
+    let o = run(args);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "clean error exit expected: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "no panic trace: {stderr}");
+    for n in needles {
+        assert!(stderr.contains(n), "error should mention {n:?}: {stderr}");
+    }
+    assert!(
+        table_bytes(out) == before,
+        "the previous output is untouched"
+    );
+    assert_eq!(
+        std::fs::read(out.join("summary.json")).unwrap(),
+        summary_before
+    );
+    let parent = out.parent().unwrap();
+    let staging: Vec<_> = std::fs::read_dir(parent)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains(".staging-")
+        })
+        .collect();
+    assert!(
+        staging.is_empty(),
+        "no staging folder left behind after a clean error"
+    );
+}
+
+/// A URL's schedule in a rates table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Schedule {
+    pub host: String,
+    pub crawl_rate: f64,
+    pub interval_s: f64,
+    /// Microseconds since the epoch (None: never fetched).
+    pub last_us: Option<i64>,
+    pub next_us: i64,
+}
+
+/// Every URL's schedule in an output folder's rates tables.
+pub fn read_schedule(out: &Path) -> HashMap<String, Schedule> {
+    use arrow_array::types::TimestampMicrosecondType;
+    let mut rows = HashMap::new();
+    for file in parquet_files(&out.join("rates")) {
+        for b in read_parquet(&file) {
+            let s = |c: &str| b.column_by_name(c).unwrap().as_string::<i32>().clone();
+            let f = |c: &str| {
+                b.column_by_name(c)
+                    .unwrap()
+                    .as_primitive::<Float64Type>()
+                    .clone()
+            };
+            let t = |c: &str| {
+                b.column_by_name(c)
+                    .unwrap()
+                    .as_primitive::<TimestampMicrosecondType>()
+                    .clone()
+            };
+            let (url, host, rate, interval) =
+                (s("url"), s("host"), f("crawl_rate"), f("fetch_interval_s"));
+            let (last, next) = (t("last_fetch_at"), t("next_fetch_at"));
+            for i in 0..b.num_rows() {
+                rows.insert(
+                    url.value(i).to_owned(),
+                    Schedule {
+                        host: host.value(i).to_owned(),
+                        crawl_rate: rate.value(i),
+                        interval_s: interval.value(i),
+                        last_us: last.is_valid(i).then(|| last.value(i)),
+                        next_us: next.value(i),
+                    },
+                );
+            }
+        }
+    }
+    rows
+}
+
+/// One fetch of a night's visits tables.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Visit {
+    pub crawler: u32,
+    /// Seconds from the night's start, and the same instant in microseconds since the epoch.
+    pub at_s: f64,
+    pub at_us: i64,
+    pub url: String,
+    pub host: String,
+}
+
+/// Every fetch of an output folder's visits tables, crawler by crawler.
+pub fn read_night(out: &Path) -> Vec<Visit> {
+    use arrow_array::types::TimestampMicrosecondType;
+    let mut rows = Vec::new();
+    for file in parquet_files(&out.join("visits")) {
+        let partition = file
+            .parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap();
+        let crawler: u32 = partition.strip_prefix("crawler=").unwrap().parse().unwrap();
+        for b in read_parquet(&file) {
+            let s = |c: &str| b.column_by_name(c).unwrap().as_string::<i32>().clone();
+            let (url, host) = (s("url"), s("host"));
+            let at_s = b
+                .column_by_name("at_s")
+                .unwrap()
+                .as_primitive::<Float64Type>()
+                .clone();
+            let at = b
+                .column_by_name("at")
+                .unwrap()
+                .as_primitive::<TimestampMicrosecondType>()
+                .clone();
+            for i in 0..b.num_rows() {
+                rows.push(Visit {
+                    crawler,
+                    at_s: at_s.value(i),
+                    at_us: at.value(i),
+                    url: url.value(i).to_owned(),
+                    host: host.value(i).to_owned(),
+                });
+            }
+        }
+    }
+    rows
+}
+
+/// The Parquet files under `dir`, sorted.
+fn parquet_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "parquet") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files
 }

@@ -9,10 +9,14 @@
 use std::time::Instant;
 
 use anyhow::{bail, Result};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use revisit_core::exact_sum::ExactSum;
 use revisit_core::objective::Objective;
 use revisit_core::reduce::{AllReduce, Combine};
 use revisit_core::schedule::evaluate::TimetableValue;
 use revisit_core::schedule::night::plan_night;
+use revisit_core::schedule::simulate::simulate_page;
 use revisit_core::schedule::timetable::politeness_violations;
 use revisit_core::schedule::visits::{host_visit_cap, visit_budget, VisitObjective};
 use revisit_core::units::{Seconds, SECONDS_PER_DAY};
@@ -27,8 +31,8 @@ use crate::job::keys::{url_id, url_key};
 use crate::job::load::load;
 use crate::job::progress::Progress;
 use crate::job::wire::rows::RowBatch;
-use crate::plan::evaluate::{EvaluatePlan, OBJECTIVES};
-use crate::report::evaluate::{worse, ImpoliteHost, VisitsEvaluation, VisitsReport};
+use crate::plan::evaluate::{EvaluatePlan, MonteCarloPlan, OBJECTIVES};
+use crate::report::evaluate::{worse, ImpoliteHost, MonteCarlo, VisitsEvaluation, VisitsReport};
 use crate::report::run::VERSION;
 
 /// Gaps between visits are differences of f64 times: a gap this much short of a host's delay is
@@ -67,7 +71,7 @@ pub fn worker(
     ));
 
     let (arranged, pages) = (&loaded.arranged, &loaded.arranged.pages);
-    let (join, counts) = join(received, arranged, horizon);
+    let (join, counts) = join(received, arranged, horizon, plan.monte_carlo);
     let join = reducer.all_reduce(join);
     let visits_per_day = join.matched as f64 * SECONDS_PER_DAY / horizon.0;
     let bandwidth = plan.bandwidth.unwrap_or(visits_per_day);
@@ -148,6 +152,18 @@ pub fn worker(
             hosts_impolite: join.hosts_impolite,
             gaps_impolite: join.gaps_impolite,
             worst_host: join.worst,
+            monte_carlo: plan.monte_carlo.map(|mc| {
+                let w = value.weight.value();
+                let (simulated, std_err) =
+                    (join.simulated.value() / w, join.variance.value().sqrt() / w);
+                MonteCarlo {
+                    horizons: mc.horizons,
+                    seed: mc.seed,
+                    simulated,
+                    std_err,
+                    exact_in_95_ci: (staleness - simulated).abs() <= 1.96 * std_err,
+                }
+            }),
         },
         optima,
         fetch_time,
@@ -163,6 +179,7 @@ fn join(
     received: Vec<KeyedMessage>,
     arranged: &Arranged,
     horizon: Seconds,
+    monte_carlo: Option<MonteCarloPlan>,
 ) -> (VisitsJoin, Vec<f64>) {
     // by URL key, times ascending, exact repeats dropped
     let mut pairs: Vec<(u128, f64)> = received.into_iter().flat_map(|m| m.1).collect();
@@ -189,7 +206,20 @@ fn join(
             join.matched += page_times.len() as u64;
             counts[i] = page_times.len() as f64;
             let (mu, lambda) = (pages.importance()[i], pages.change_rate()[i]);
-            join.value.add_page(mu, lambda, &page_times, horizon);
+            let exact = join.value.add_page(mu, lambda, &page_times, horizon).stale;
+            if let Some(mc) = monte_carlo {
+                // each page's own stream, from the seed and its URL: any worker count draws alike
+                let mut rng = ChaCha8Rng::seed_from_u64(mc.seed ^ (key as u64));
+                match simulate_page(&page_times, lambda, horizon, mc.horizons, &mut rng) {
+                    Some(sim) => {
+                        join.simulated.add(mu * sim.stale.mean);
+                        join.variance
+                            .add(mu * mu * sim.stale.std_err * sim.stale.std_err);
+                    }
+                    // never visited, or never changes: the value is certain
+                    None => join.simulated.add(mu * exact),
+                }
+            }
             host_times.extend_from_slice(&page_times);
         }
         if host_times.is_empty() {
@@ -258,6 +288,9 @@ fn bounds(
 #[derive(Clone, Default, Serialize, Deserialize)]
 struct VisitsJoin {
     value: TimetableValue,
+    /// With --simulate: sum mu x simulated staleness, and sum mu^2 x its variance.
+    simulated: ExactSum,
+    variance: ExactSum,
     matched: u64,
     unmatched: u64,
     duplicate: u64,
@@ -271,6 +304,8 @@ struct VisitsJoin {
 impl Combine for VisitsJoin {
     fn combine(&mut self, o: Self) {
         self.value.combine(o.value);
+        self.simulated.merge(&o.simulated);
+        self.variance.merge(&o.variance);
         self.matched += o.matched;
         self.unmatched += o.unmatched;
         self.duplicate += o.duplicate;

@@ -1,7 +1,7 @@
-//! The timetable phases of `run --timetable`: integer visits over every worker's pages, then each
-//! crawler's night built by its writer from the hosts it receives. The math is
-//! [`revisit_core::schedule::night`]; here hosts travel to their crawler's writer, which orders them
-//! canonically and writes the table.
+//! The cyclic timetable of `run --timetable --cyclic`: integer visits over every worker's pages,
+//! then each crawler's night, repeated every horizon, built by its writer from the hosts it
+//! receives. The math is [`revisit_core::schedule::night`]; here hosts travel to their crawler's
+//! writer, which orders them canonically and writes the table.
 
 use std::path::Path;
 
@@ -19,19 +19,19 @@ use crate::job::channel::Reducer;
 use crate::job::keys::url_key;
 use crate::job::progress::Progress;
 use crate::job::wire::visits::VisitBatch;
-use crate::plan::run::RunPlan;
+use crate::plan::run::{RunPlan, TimetableMode};
 
 /// The night every worker agrees on: the integer visits (this worker's pages), how crawlers serve
 /// them, and the value of this worker's pages that get no visit (the writers value the others).
 pub struct Night {
     pub planned: Planned,
     pub settings: NightSettings,
-    /// The horizon's start, microseconds since the epoch (`--start`).
-    pub start_us: Option<i64>,
+    /// The night's start, microseconds since the epoch.
+    pub start_us: i64,
     pub unvisited: TimetableValue,
 }
 
-/// Plans the night's integer visits (with --timetable; every worker takes part).
+/// Plans the night's integer visits (with --timetable --cyclic; every worker takes part).
 pub fn plan(
     reducer: &mut Reducer<'_>,
     plan: &RunPlan,
@@ -40,6 +40,9 @@ pub fn plan(
     progress: &Progress,
 ) -> Option<Night> {
     let timetable = plan.timetable.as_ref()?;
+    let TimetableMode::Cyclic(sequencing) = timetable.mode else {
+        return None;
+    };
     let horizon = plan.pages.horizon;
     let pages = &arranged.pages;
     let caps: Vec<u32> = arranged
@@ -76,13 +79,13 @@ pub fn plan(
     }
     let settings = NightSettings {
         horizon,
-        sequencing: timetable.sequencing,
+        sequencing,
         crawler_rate: timetable.crawler_rate(bandwidth, plan.crawlers, plan.pages.default_delay),
     };
     Some(Night {
         planned,
         settings,
-        start_us: timetable.start_us(),
+        start_us: plan.schedule.start_us,
         unvisited,
     })
 }
@@ -120,7 +123,7 @@ pub fn write_crawler_visits(
             host: host.name.as_bytes(),
         }
     });
-    let (rows, bytes) = write_visits(&path, rows, night.start_us, metadata)?;
+    let (rows, bytes) = write_visits(&path, rows, Some(night.start_us), metadata)?;
     Ok((
         FileEntry {
             path: rel.to_owned(),

@@ -1,12 +1,15 @@
-//! `revisit run`, one worker's program, as its phases: load (read, exchange by host, arrange),
-//! solve, assign hosts to crawlers, plan the night's visits (with --timetable), write the
-//! partitions, and summarize and publish (the lead). Every fallible step after the dataflows start
-//! ends in an all-reduce that carries errors, so a failing worker stops every worker instead of
-//! hanging them.
+//! `revisit run`, one worker's program, as its phases: load (read, exchange by host, arrange), the
+//! state the night continues from, solve, assign hosts to crawlers, schedule every URL, plan a
+//! cyclic night's visits (with --cyclic), write the partitions, and summarize and publish (the
+//! lead). Every fallible step after the dataflows start ends in an all-reduce that carries errors,
+//! so a failing worker stops every worker instead of hanging them.
 
 mod assign;
+mod cyclic;
+mod rolling;
+mod schedule;
 mod solve;
-mod visits;
+mod state;
 mod write;
 
 use std::time::Instant;
@@ -17,14 +20,18 @@ use timely::worker::Worker;
 use super::channel::{Reducer, Shuffle};
 use super::load::{load, Loaded};
 use super::progress::Progress;
-use super::wire::{rated::RatedBatch, rows::RowBatch, visits::VisitBatch};
+use super::wire::{due::DueBatch, rated::RatedBatch, rows::RowBatch, visits::VisitBatch};
 use crate::io::manifest::Manifest;
 use crate::io::publish;
-use crate::plan::run::RunPlan;
-use crate::report::run::{PhaseSeconds, RunFacts, Summary, VisitsFacts, VERSION};
+use crate::plan::run::{RunPlan, TimetableMode};
+use crate::report::run::{
+    PhaseSeconds, RollingFacts, RunFacts, ScheduleFacts, Summary, TimetableFacts, VisitsFacts,
+    VERSION,
+};
 use assign::Assigned;
+use schedule::Schedule;
 use solve::Solved;
-use visits::Night;
+use state::{Known, StateChannels};
 use write::Written;
 
 pub use write::crawler_digits;
@@ -33,37 +40,32 @@ pub use write::crawler_digits;
 pub fn worker(worker: &mut Worker, plan: &RunPlan) -> Result<Option<Summary>> {
     let progress = Progress::new(worker.index() == 0 && !plan.quiet, Instant::now());
     publish::check_replaceable(&plan.out)?;
-    let mut channels = Channels::new(worker, plan.timetable.is_some());
+    let mut channels = Channels::new(worker, plan);
     let mut reducer = Reducer::new(worker);
     let loaded = load(&mut reducer, &mut channels.pages, &plan.pages, &progress)?;
-    let solved = solve::solve(&mut reducer, plan, &loaded, &progress)?;
-    let assigned = assign::assign(&mut reducer, plan, &loaded.arranged, &solved, &progress);
-    let night = visits::plan(
+    let known = state::known(
         &mut reducer,
-        plan,
+        &mut channels.state,
+        &plan.schedule,
         &loaded.arranged,
-        solved.bandwidth,
-        &progress,
-    );
-    let written = write::write(
-        &mut reducer,
-        &mut channels,
-        plan,
-        &loaded,
-        &solved,
-        &assigned,
-        night.as_ref(),
         &progress,
     )?;
+    let solved = solve::solve(&mut reducer, plan, &loaded, &progress)?;
+    let assigned = assign::assign(&mut reducer, plan, &loaded.arranged, &solved, &progress);
+    let schedule = schedule::schedule(plan, &loaded.arranged, &solved, &known);
+    let night = night(&mut reducer, plan, &loaded, &solved, &progress);
+    let phases = Phases {
+        loaded: &loaded,
+        known: &known,
+        solved: &solved,
+        assigned: &assigned,
+        schedule: &schedule,
+        night: night.as_ref(),
+    };
+    let written = write::write(&mut reducer, &mut channels, plan, &phases, &progress)?;
     if reducer.worker.index() != 0 {
         return Ok(None);
     }
-    let phases = Phases {
-        loaded: &loaded,
-        solved: &solved,
-        assigned: &assigned,
-        night: night.as_ref(),
-    };
     let workers = reducer.worker.peers() / plan.cluster.processes();
     summarize(plan, phases, written, &progress, workers).map(Some)
 }
@@ -72,31 +74,77 @@ pub fn worker(worker: &mut Worker, plan: &RunPlan) -> Result<Option<Summary>> {
 pub struct Channels {
     /// Input rows to their host's worker.
     pub pages: Shuffle<RowBatch>,
+    /// The previous night's state and the fetch logs to their host's worker (when given).
+    pub state: StateChannels,
     /// Solved rows to their crawler's writer.
     pub rated: Shuffle<RatedBatch>,
-    /// Visited hosts to their crawler's writer (with --timetable).
+    /// Visited hosts to their crawler's writer (with --timetable --cyclic).
     pub visits: Option<Shuffle<VisitBatch>>,
+    /// Hosts' due times to their crawler's writer (with --timetable).
+    pub due: Option<Shuffle<DueBatch>>,
     /// Host rows and rejected rows to the lead.
     pub gather: Shuffle<(u32, Vec<u8>)>,
 }
 
 impl Channels {
-    fn new(worker: &mut Worker, timetable: bool) -> Self {
+    fn new(worker: &mut Worker, plan: &RunPlan) -> Self {
+        let mode = plan.timetable.as_ref().map(|t| t.mode);
         Channels {
             pages: Shuffle::new(worker, "ByHost", |b| b.dest as u64),
+            state: StateChannels::new(worker, &plan.schedule),
             rated: Shuffle::new(worker, "ByCrawler", |b| b.dest as u64),
-            visits: timetable
+            visits: matches!(mode, Some(TimetableMode::Cyclic(_)))
                 .then(|| Shuffle::new(worker, "ToTimetable", |b: &VisitBatch| b.dest as u64)),
+            due: matches!(mode, Some(TimetableMode::Rolling))
+                .then(|| Shuffle::new(worker, "DueToTimetable", |b: &DueBatch| b.dest as u64)),
             gather: Shuffle::new(worker, "ToLead", |m: &(u32, Vec<u8>)| m.0 as u64),
         }
     }
 }
 
-/// What the lead's earlier phases measured.
-struct Phases<'a> {
+/// The night's fetches, as the timetable's mode lays them out.
+pub enum Night {
+    Cyclic(Box<cyclic::Night>),
+    Rolling(rolling::Night),
+}
+
+/// The night of `plan` (with --timetable); a cyclic one plans its integer visits (every worker
+/// takes part).
+fn night(
+    reducer: &mut Reducer<'_>,
+    plan: &RunPlan,
+    loaded: &Loaded,
+    solved: &Solved,
+    progress: &Progress,
+) -> Option<Night> {
+    let timetable = plan.timetable.as_ref()?;
+    Some(match timetable.mode {
+        TimetableMode::Cyclic(_) => Night::Cyclic(Box::new(cyclic::plan(
+            reducer,
+            plan,
+            &loaded.arranged,
+            solved.bandwidth,
+            progress,
+        )?)),
+        TimetableMode::Rolling => Night::Rolling(rolling::Night {
+            start_us: plan.schedule.start_us,
+            horizon: plan.pages.horizon,
+            crawler_rate: timetable.crawler_rate(
+                solved.bandwidth,
+                plan.crawlers,
+                plan.pages.default_delay,
+            ),
+        }),
+    })
+}
+
+/// What the earlier phases made, for the write phase and the lead's summary.
+pub struct Phases<'a> {
     loaded: &'a Loaded,
+    known: &'a Known,
     solved: &'a Solved,
     assigned: &'a Assigned,
+    schedule: &'a Schedule,
     night: Option<&'a Night>,
 }
 
@@ -122,20 +170,31 @@ fn summarize(
         rejected_by_reason: &loaded.rejected_by_reason,
         rates: &written.rates,
         crawler_load_max_over_mean: p.assigned.load_ratio,
-        timetable: p.night.map(|n| VisitsFacts {
-            objective: n.planned.objective,
-            visits: &n.planned.visits,
-            weak_politeness: &n.planned.weak_politeness,
-            non_polite: &n.planned.non_polite,
-            crawler_rate_per_s: n.settings.crawler_rate,
-            totals: &written.nights,
+        schedule: ScheduleFacts {
+            counts: &written.schedule,
+            state: &p.known.counts,
+        },
+        timetable: p.night.map(|n| match n {
+            Night::Cyclic(n) => TimetableFacts::Cyclic(VisitsFacts {
+                objective: n.planned.objective,
+                visits: &n.planned.visits,
+                weak_politeness: &n.planned.weak_politeness,
+                non_polite: &n.planned.non_polite,
+                crawler_rate_per_s: n.settings.crawler_rate,
+                totals: &written.nights,
+            }),
+            Night::Rolling(n) => TimetableFacts::Rolling(RollingFacts {
+                crawler_rate_per_s: n.crawler_rate,
+                totals: &written.nights,
+            }),
         }),
         workers,
         processes: plan.cluster.processes(),
         seconds: PhaseSeconds {
             read: (loaded.read_done - started).as_secs_f64(),
             exchange: (loaded.arrange_done - loaded.read_done).as_secs_f64(),
-            solve: (p.solved.done - loaded.arrange_done).as_secs_f64(),
+            state: (p.known.done - loaded.arrange_done).as_secs_f64(),
+            solve: (p.solved.done - p.known.done).as_secs_f64(),
             write: (write_done - p.solved.done).as_secs_f64(),
             total: (write_done - started).as_secs_f64(),
         },

@@ -11,7 +11,7 @@ use crate::job::fail_point::fail_point;
 use crate::job::load::Loaded;
 use crate::job::progress::Progress;
 use crate::plan::run::RunPlan;
-use crate::report::run::RatesTotals;
+use crate::report::run::{IntervalCounts, RatesTotals};
 
 /// The solved rates of this worker's pages.
 pub struct Solved {
@@ -32,15 +32,26 @@ pub fn solve(
 ) -> Result<Solved> {
     let bandwidth = plan.bandwidth.per_day(loaded.pages);
     progress.say(format!("solving for {bandwidth} fetches/day"));
+    let (least, largest) = plan.schedule.rate_bounds();
     let problem = Problem::new(&loaded.arranged.pages, plan.objective, bandwidth)?
-        .with_floor(plan.floor_eps, loaded.pages)?;
+        .with_floor(plan.floor_eps, loaded.pages)?
+        .with_rate_bounds(least, largest)?;
     fail_point("solve", reducer.worker.index());
     let solution = solve::solve(&problem, reducer, |round, price, gap| {
         progress.say(format!(
             "round {round}: multiplier {price:.12e}, spend/bandwidth - 1 = {gap:+.3e}"
         ))
-    });
+    })?;
     let (value, objective) = value_of_rates(&problem, &solution.rates);
+    let mut intervals = IntervalCounts::default();
+    for h in 0..problem.hosts() {
+        for i in problem.host_pages(h) {
+            let b = problem.interval_bound(h, i, solution.rates[i]);
+            intervals.urls_at_max_interval += b.at_max_interval as u64;
+            intervals.urls_at_min_interval += b.at_min_interval as u64;
+            intervals.urls_max_interval_unmet += b.max_interval_unmet as u64;
+        }
+    }
     let scheduled = solution.rates.iter().filter(|&&r| r > 0.0).count() as u64;
     let totals = RatesTotals {
         value,
@@ -49,6 +60,7 @@ pub fn solve(
         zero_rate: solution.rates.len() as u64 - scheduled,
         hosts: solution.hosts.len() as u64,
         hosts_capped: solution.hosts.iter().filter(|h| h.capped).count() as u64,
+        intervals,
         peak_rss: 0,
     };
     Ok(Solved {

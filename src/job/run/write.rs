@@ -11,10 +11,10 @@ use revisit_core::schedule::night::NightTotals;
 use revisit_core::units::{per_horizon, PerDay};
 use serde::{Deserialize, Serialize};
 
-use super::assign::Assigned;
-use super::solve::Solved;
-use super::visits::{write_crawler_visits, Night};
-use super::Channels;
+use super::cyclic::write_crawler_visits;
+use super::rolling::{self, write_crawler_night};
+use super::state::NEVER;
+use super::{Channels, Night, Phases};
 use crate::io::hosts_out::{write_hosts, HostRow};
 use crate::io::manifest::FileEntry;
 use crate::io::pages::Rejected;
@@ -26,12 +26,12 @@ use crate::job::channel::Reducer;
 use crate::job::fail_point::fail_point;
 use crate::job::load::Loaded;
 use crate::job::progress::Progress;
-use crate::job::wire::rated::RatedBatch;
+use crate::job::wire::rated::{RatedBatch, RatedRow};
 use crate::job::wire::visits::{VisitBatch, VisitHost};
 use crate::job::wire::{BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
 use crate::plan::run::RunPlan;
 use crate::report::memory::peak_rss_bytes;
-use crate::report::run::{RatesTotals, VERSION};
+use crate::report::run::{RatesTotals, ScheduleCounts, VERSION};
 
 /// What every worker wrote, and where.
 pub struct Written {
@@ -43,20 +43,19 @@ pub struct Written {
     pub rates: RatesTotals,
     /// Every crawler's night, combined (with --timetable).
     pub nights: NightTotals,
+    /// Every worker's schedule, combined.
+    pub schedule: ScheduleCounts,
 }
 
 /// Writes every table of the run into a staging folder; fails alike on every worker.
-#[allow(clippy::too_many_arguments)]
 pub fn write(
     reducer: &mut Reducer<'_>,
     channels: &mut Channels,
     plan: &RunPlan,
-    loaded: &Loaded,
-    solved: &Solved,
-    assigned: &Assigned,
-    night: Option<&Night>,
+    p: &Phases,
     progress: &Progress,
 ) -> Result<Written> {
+    let (loaded, solved, assigned, night) = (p.loaded, p.solved, p.assigned, p.night);
     let index = reducer.worker.index();
     let peers = reducer.worker.peers();
     let lead = index == 0;
@@ -72,10 +71,10 @@ pub fn write(
     let run_id = reducer.all_reduce(RunId(run_id_candidate()));
     let staging = publish::staging_dir(&plan.out, &format!("{:016x}", run_id.0));
     let metadata = file_metadata(plan, solved);
-    let visit_metadata = night.map(|n| visits_metadata(&metadata, plan, n));
+    let visit_metadata = night.map(|n| visits_metadata(&metadata, n));
     let mut files = Vec::new();
     let mut nights = NightTotals::default();
-    if let Some(n) = night {
+    if let Some(Night::Cyclic(n)) = night {
         nights.value = n.unvisited.clone();
     }
     let mut error: Option<(u32, String)> = None;
@@ -93,14 +92,25 @@ pub fn write(
     for first in (0..plan.crawlers).step_by(peers) {
         for crawler in first..(first + peers as u32).min(plan.crawlers) {
             let dest = crawler % peers as u32;
-            send_rates(channels, loaded, solved, assigned, crawler, dest);
-            if let (Some(n), Some(channel)) = (night, channels.visits.as_mut()) {
-                send_visits(channel, loaded, n, assigned, crawler, dest);
+            send_rates(channels, plan, p, crawler, dest);
+            let hosts = &assigned.hosts_of_crawler[crawler as usize];
+            match (night, channels.visits.as_mut(), channels.due.as_mut()) {
+                (Some(Night::Cyclic(n)), Some(channel), _) => {
+                    send_visits(channel, loaded, n, hosts, dest)
+                }
+                (Some(Night::Rolling(n)), _, Some(channel)) => {
+                    rolling::send(channel, &loaded.arranged, p.schedule, hosts, n, dest)
+                }
+                _ => {}
             }
         }
         let mine = channels.rated.finish_round(reducer.worker);
         let mine_visits = channels
             .visits
+            .as_mut()
+            .map(|c| c.finish_round(reducer.worker));
+        let mine_due = channels
+            .due
             .as_mut()
             .map(|c| c.finish_round(reducer.worker));
         progress.say(format!("crawlers {first}..: rows at their writers"));
@@ -111,15 +121,23 @@ pub fn write(
                 Ok(entry) => files.push(entry),
                 Err(e) => error = Some((index as u32, format!("{e:#}"))),
             }
-            if let (Some(batches), Some(meta), Some(n)) = (mine_visits, &visit_metadata, night) {
-                let rel = format!("visits/crawler={crawler:0width$}/part-00000.parquet");
-                match write_crawler_visits(&staging, &rel, batches, n, meta) {
-                    Ok((entry, totals)) => {
-                        files.push(entry);
-                        nights.combine(totals);
-                    }
-                    Err(e) => error = Some((index as u32, format!("{e:#}"))),
+            let rel = format!("visits/crawler={crawler:0width$}/part-00000.parquet");
+            let written = match (night, &visit_metadata, mine_visits, mine_due) {
+                (Some(Night::Cyclic(n)), Some(meta), Some(batches), _) => {
+                    Some(write_crawler_visits(&staging, &rel, batches, n, meta))
                 }
+                (Some(Night::Rolling(n)), Some(meta), _, Some(batches)) => {
+                    Some(write_crawler_night(&staging, &rel, batches, n, meta))
+                }
+                _ => None,
+            };
+            match written {
+                Some(Ok((entry, totals))) => {
+                    files.push(entry);
+                    nights.combine(totals);
+                }
+                Some(Err(e)) => error = Some((index as u32, format!("{e:#}"))),
+                None => {}
             }
             progress.say(format!("crawler {crawler}: written"));
         }
@@ -135,6 +153,7 @@ pub fn write(
         files,
         rates,
         nights,
+        schedule: p.schedule.counts.clone(),
     });
     if let Some((_, message)) = done.error {
         if lead {
@@ -147,6 +166,7 @@ pub fn write(
         files: done.files,
         rates: done.rates,
         nights: done.nights,
+        schedule: done.schedule,
     })
 }
 
@@ -154,8 +174,8 @@ pub fn write(
 fn host_rows(
     plan: &RunPlan,
     loaded: &Loaded,
-    solved: &Solved,
-    assigned: &Assigned,
+    solved: &super::solve::Solved,
+    assigned: &super::assign::Assigned,
 ) -> Vec<HostRow> {
     let (a, horizon) = (&loaded.arranged, plan.pages.horizon);
     let s = &solved.solution;
@@ -174,19 +194,13 @@ fn host_rows(
 
 /// Sends the rated rows of this worker's hosts of `crawler` to its writer `dest`, in batches of
 /// whole hosts in canonical order.
-fn send_rates(
-    channels: &mut Channels,
-    loaded: &Loaded,
-    solved: &Solved,
-    assigned: &Assigned,
-    crawler: u32,
-    dest: u32,
-) {
-    let a = &loaded.arranged;
-    let s = &solved.solution;
+fn send_rates(channels: &mut Channels, plan: &RunPlan, p: &Phases, crawler: u32, dest: u32) {
+    let a = &p.loaded.arranged;
+    let s = &p.solved.solution;
+    let start = plan.schedule.start_us;
     let mut rows_per_batch = 0;
     let mut batch = RatedBatch::default();
-    for &h in &assigned.hosts_of_crawler[crawler as usize] {
+    for &h in &p.assigned.hosts_of_crawler[crawler as usize] {
         if batch.url_text.capacity() == 0 {
             // a fresh batch (none yet, or the last one sent): it will hold about as many rows as
             // the last one
@@ -202,18 +216,21 @@ fn send_rates(
             a.prefetch_url(i + URL_PREFETCH_DISTANCE);
             let rate = s.rates[i];
             if rate > 0.0 {
-                let mu = a
+                let importance = a
                     .input_importance
                     .get(i)
                     .copied()
                     .unwrap_or(a.pages.importance()[i]);
-                batch.push(
-                    a.url_bytes(i),
-                    mu,
-                    a.pages.change_rate()[i],
-                    a.pages.complete_obs()[i],
-                    rate,
-                );
+                let row = RatedRow {
+                    importance,
+                    change_rate: a.pages.change_rate()[i],
+                    complete_obs: a.pages.complete_obs()[i],
+                    crawl_rate: rate,
+                    interval_s: p.schedule.interval_s[i],
+                    last_fetch_us: p.known.last_us[i],
+                    next_fetch_us: crate::time::add_seconds_us(start, p.schedule.next_s[i]),
+                };
+                batch.push(a.url_bytes(i), row);
             }
         }
         if batch.text_bytes() >= BATCH_TEXT_BYTES {
@@ -226,13 +243,12 @@ fn send_rates(
     }
 }
 
-/// Sends the visited hosts of `crawler` to its writer `dest`.
+/// Sends the visited hosts `hosts` of a crawler to its writer `dest`.
 fn send_visits(
     channel: &mut crate::job::channel::Shuffle<VisitBatch>,
     loaded: &Loaded,
-    night: &Night,
-    assigned: &Assigned,
-    crawler: u32,
+    night: &super::cyclic::Night,
+    hosts: &[usize],
     dest: u32,
 ) {
     let new_batch = || VisitBatch {
@@ -241,7 +257,7 @@ fn send_visits(
     };
     let mut batch = new_batch();
     let mut text = 0;
-    for &h in &assigned.hosts_of_crawler[crawler as usize] {
+    for &h in hosts {
         if let Some(host) = VisitHost::of(&loaded.arranged, &night.planned.visits.counts, h) {
             text += host.text_bytes();
             batch.hosts.push(host);
@@ -290,6 +306,9 @@ fn write_crawler_rates(
             complete_obs: batch.complete_obs[r],
             crawl_rate: batch.crawl_rate[r],
             host_capped: run.capped,
+            fetch_interval_s: batch.interval_s[r],
+            last_fetch_us: Some(batch.last_fetch_us[r]).filter(|&t| t != NEVER),
+            next_fetch_us: batch.next_fetch_us[r],
         })
     });
     let (n, bytes) = write_rates(&path, rows, size, metadata)?;
@@ -351,7 +370,7 @@ pub fn crawler_digits(crawlers: u32) -> usize {
 }
 
 /// Key-value metadata of every file of the run.
-fn file_metadata(plan: &RunPlan, solved: &Solved) -> Vec<(String, String)> {
+fn file_metadata(plan: &RunPlan, solved: &super::solve::Solved) -> Vec<(String, String)> {
     vec![
         ("revisit.version".into(), VERSION.into()),
         ("revisit.objective".into(), plan.objective.name().into()),
@@ -369,6 +388,10 @@ fn file_metadata(plan: &RunPlan, solved: &Solved) -> Vec<(String, String)> {
             format!("{}", plan.pages.horizon.0),
         ),
         ("revisit.crawlers".into(), format!("{}", plan.crawlers)),
+        (
+            crate::io::state_in::START_KEY.into(),
+            crate::time::format_timestamp(plan.schedule.start_us),
+        ),
         ("revisit.floor_eps".into(), format!("{}", plan.floor_eps)),
         (
             "revisit.value_per_change".into(),
@@ -380,30 +403,33 @@ fn file_metadata(plan: &RunPlan, solved: &Solved) -> Vec<(String, String)> {
 }
 
 /// The rates files' metadata plus what the timetable was made with.
-fn visits_metadata(
-    metadata: &[(String, String)],
-    plan: &RunPlan,
-    night: &Night,
-) -> Vec<(String, String)> {
+fn visits_metadata(metadata: &[(String, String)], night: &Night) -> Vec<(String, String)> {
     let mut m = metadata.to_vec();
-    m.extend([
-        (
-            "revisit.sequencing".into(),
-            night.settings.sequencing.name().to_owned(),
-        ),
-        (
-            "revisit.crawler_rate_per_s".into(),
-            format!("{}", night.settings.crawler_rate),
-        ),
-        (
-            "revisit.visits_multiplier".into(),
-            format!("{}", night.planned.visits.multiplier),
-        ),
-        ("revisit.units.visits".into(), schema::VISITS_UNITS.into()),
-    ]);
-    if let Some((text, _)) = plan.timetable.as_ref().and_then(|t| t.start.as_ref()) {
-        m.push(("revisit.start".into(), text.clone()));
+    match night {
+        Night::Cyclic(n) => m.extend([
+            ("revisit.timetable".into(), "cyclic".into()),
+            (
+                "revisit.sequencing".into(),
+                n.settings.sequencing.name().to_owned(),
+            ),
+            (
+                "revisit.crawler_rate_per_s".into(),
+                format!("{}", n.settings.crawler_rate),
+            ),
+            (
+                "revisit.visits_multiplier".into(),
+                format!("{}", n.planned.visits.multiplier),
+            ),
+        ]),
+        Night::Rolling(n) => m.extend([
+            ("revisit.timetable".into(), "rolling".into()),
+            (
+                "revisit.crawler_rate_per_s".into(),
+                format!("{}", n.crawler_rate),
+            ),
+        ]),
     }
+    m.push(("revisit.units.visits".into(), schema::VISITS_UNITS.into()));
     m
 }
 
@@ -432,6 +458,7 @@ struct Done {
     files: Vec<FileEntry>,
     rates: RatesTotals,
     nights: NightTotals,
+    schedule: ScheduleCounts,
 }
 
 impl Combine for Done {
@@ -443,5 +470,6 @@ impl Combine for Done {
         self.files.extend(o.files);
         self.rates.combine(o.rates);
         self.nights.combine(o.nights);
+        self.schedule.combine(o.schedule);
     }
 }

@@ -24,9 +24,26 @@ pub struct RatedBatch {
     pub complete_obs: Vec<bool>,
     /// Crawls per day.
     pub crawl_rate: Vec<f64>,
+    /// The rolling schedule: seconds between fetches, the last fetch known before the night and
+    /// the next due, microseconds since the epoch (i64::MIN: never fetched).
+    pub interval_s: Vec<f64>,
+    pub last_fetch_us: Vec<i64>,
+    pub next_fetch_us: Vec<i64>,
     /// The runs of rows of one host, in the sender's canonical order (a host's rows are
     /// contiguous and never split across batches).
     pub runs: Vec<HostRun>,
+}
+
+/// The numbers of one solved row.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RatedRow {
+    pub importance: f64,
+    pub change_rate: f64,
+    pub complete_obs: bool,
+    pub crawl_rate: f64,
+    pub interval_s: f64,
+    pub last_fetch_us: i64,
+    pub next_fetch_us: i64,
 }
 
 /// A host's run of rows in a [`RatedBatch`].
@@ -55,6 +72,9 @@ impl RatedBatch {
             change_rate: Vec::with_capacity(rows),
             complete_obs: Vec::with_capacity(rows),
             crawl_rate: Vec::with_capacity(rows),
+            interval_s: Vec::with_capacity(rows),
+            last_fetch_us: Vec::with_capacity(rows),
+            next_fetch_us: Vec::with_capacity(rows),
             runs: Vec::new(),
         }
     }
@@ -80,20 +100,16 @@ impl RatedBatch {
     }
 
     /// Appends a row of the current host.
-    pub fn push(
-        &mut self,
-        url: &[u8],
-        importance: f64,
-        change_rate: f64,
-        complete_obs: bool,
-        crawl_rate: f64,
-    ) {
+    pub fn push(&mut self, url: &[u8], row: RatedRow) {
         self.url_text.extend_from_slice(url);
         self.url_end.push(self.url_text.len() as u32);
-        self.importance.push(importance);
-        self.change_rate.push(change_rate);
-        self.complete_obs.push(complete_obs);
-        self.crawl_rate.push(crawl_rate);
+        self.importance.push(row.importance);
+        self.change_rate.push(row.change_rate);
+        self.complete_obs.push(row.complete_obs);
+        self.crawl_rate.push(row.crawl_rate);
+        self.interval_s.push(row.interval_s);
+        self.last_fetch_us.push(row.last_fetch_us);
+        self.next_fetch_us.push(row.next_fetch_us);
     }
 
     /// Rows of run `k`.
@@ -129,11 +145,20 @@ mod tests {
     #[test]
     fn runs_cover_their_rows_and_urls_round_trip() {
         let mut b = RatedBatch::with_capacity(1, 7, 16, 2);
+        let row = |importance: f64, crawl_rate: f64| RatedRow {
+            importance,
+            change_rate: 0.5,
+            complete_obs: false,
+            crawl_rate,
+            interval_s: 86_400.0 / crawl_rate,
+            last_fetch_us: i64::MIN,
+            next_fetch_us: 0,
+        };
         b.start_host(5, "a.example", false);
-        b.push(b"https://a.example/1", 1.0, 0.5, false, 2.0);
-        b.push(b"https://a.example/22", 2.0, 0.25, true, 0.25);
+        b.push(b"https://a.example/1", row(1.0, 2.0));
+        b.push(b"https://a.example/22", row(2.0, 0.25));
         b.start_host(3, "b.example", true);
-        b.push(b"https://b.example/", 3.0, 1.0, false, 0.5);
+        b.push(b"https://b.example/", row(3.0, 0.5));
         assert_eq!(b.len(), 3);
         assert_eq!(b.run_rows(0), 0..2);
         assert_eq!(b.run_rows(1), 2..3);

@@ -28,6 +28,10 @@ pub struct RowBatch {
     /// Changes per day.
     pub change_rate: Vec<f64>,
     pub complete_obs: Vec<bool>,
+    /// Each row's own refetch-interval bounds, seconds (NaN: none); empty when no input file has
+    /// them.
+    pub min_interval_s: Vec<f64>,
+    pub max_interval_s: Vec<f64>,
     pub origin: Vec<Origin>,
 }
 
@@ -53,6 +57,8 @@ impl RowBatch {
             importance: Vec::with_capacity(rows),
             change_rate: Vec::with_capacity(rows),
             complete_obs: Vec::with_capacity(rows),
+            min_interval_s: Vec::new(),
+            max_interval_s: Vec::new(),
             origin: Vec::with_capacity(rows),
         }
     }
@@ -98,6 +104,18 @@ impl RowBatch {
         self.origin.push(origin);
     }
 
+    /// Appends the refetch-interval bounds of the row just pushed (seconds, NaN: none); every row
+    /// of a batch has them or none does.
+    pub fn push_intervals(&mut self, min_s: f64, max_s: f64) {
+        self.min_interval_s.push(min_s);
+        self.max_interval_s.push(max_s);
+    }
+
+    /// Whether the rows carry refetch-interval bounds.
+    pub fn has_intervals(&self) -> bool {
+        !self.min_interval_s.is_empty()
+    }
+
     /// Gives back spare capacity before the batch is sent: a received batch lives until the end of
     /// the run, and doubling growth would leave up to half of it unused.
     pub fn sealed(mut self) -> Self {
@@ -108,6 +126,8 @@ impl RowBatch {
         self.importance.shrink_to_fit();
         self.change_rate.shrink_to_fit();
         self.complete_obs.shrink_to_fit();
+        self.min_interval_s.shrink_to_fit();
+        self.max_interval_s.shrink_to_fit();
         self.origin.shrink_to_fit();
         self
     }

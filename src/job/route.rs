@@ -1,0 +1,120 @@
+//! Rows of a table keyed by URL, sent to the worker of their host: how evaluated rates and visits,
+//! the previous night's state and fetch logs meet the pages they are about.
+
+use anyhow::{bail, Result};
+use revisit_core::reduce::{AllReduce, Combine};
+use serde::{Deserialize, Serialize};
+use timely::ExchangeData;
+
+use super::channel::{Reducer, Shuffle};
+use super::keys::{route, url_id};
+use crate::io::host_name::{host_of, normalize};
+use crate::io::rates_in::InvalidRate;
+
+/// (url key, value) pairs in one message between workers.
+const PAIRS_PER_MESSAGE: usize = 1 << 16;
+
+/// A message of (url key, value) pairs for one worker.
+pub type KeyedMessage<V = f64> = (u32, Vec<(u128, V)>);
+
+/// Reads `units` of a (url, host, value) table with `read_unit` and sends each (url key, value) to
+/// the worker of its host (the host column, else the URL's); returns what this worker received
+/// and the read status every worker agrees on. Fails alike on every worker.
+pub fn route_keyed<U: Copy, V: ExchangeData + Clone>(
+    reducer: &mut Reducer<'_>,
+    channel: &mut Shuffle<KeyedMessage<V>>,
+    units: &[U],
+    file_of: impl Fn(&U) -> usize,
+    mut read_unit: impl FnMut(
+        U,
+        &mut dyn FnMut(&str, Option<&str>, V),
+        &mut dyn FnMut(InvalidRate),
+    ) -> Result<u64>,
+) -> Result<(Vec<KeyedMessage<V>>, TableStatus)> {
+    let peers = reducer.worker.peers();
+    let mut outgoing: Vec<Vec<(u128, V)>> = vec![Vec::new(); peers];
+    let mut status = TableStatus::default();
+    for &unit in units {
+        let file = file_of(&unit) as u64;
+        let (mut unmatched, mut invalid, mut first_invalid) = (0, 0, None);
+        let result = read_unit(
+            unit,
+            &mut |url, host, value| {
+                let host = match host {
+                    Some(h) => normalize(h),
+                    None => match host_of(url) {
+                        Some(h) => h,
+                        None => {
+                            unmatched += 1; // no host: it cannot be any page's URL
+                            return;
+                        }
+                    },
+                };
+                let dest = route(host.as_bytes(), peers) as usize;
+                outgoing[dest].push((url_id(url.as_bytes()), value));
+                if outgoing[dest].len() >= PAIRS_PER_MESSAGE {
+                    channel.send((dest as u32, std::mem::take(&mut outgoing[dest])));
+                }
+            },
+            &mut |bad| {
+                invalid += 1;
+                if first_invalid.is_none() {
+                    first_invalid = Some((file, bad));
+                }
+            },
+        );
+        status.unmatched += unmatched;
+        status.invalid += invalid;
+        if status.first_invalid.is_none() {
+            status.first_invalid = first_invalid;
+        }
+        match result {
+            Ok(rows) => status.rows += rows,
+            Err(e) => {
+                status.error = Some(format!("{e:#}"));
+                break;
+            }
+        }
+        reducer.worker.step();
+    }
+    for (dest, pairs) in outgoing.into_iter().enumerate() {
+        if !pairs.is_empty() {
+            channel.send((dest as u32, pairs));
+        }
+    }
+    let received = channel.finish_round(reducer.worker);
+    let status = reducer.all_reduce(status);
+    if let Some(e) = status.error {
+        bail!(e);
+    }
+    Ok((received, status))
+}
+
+/// The rows of a table read by every worker: how many, how many unusable, the first of those.
+#[derive(Clone, Default, Serialize, Deserialize)]
+pub struct TableStatus {
+    pub error: Option<String>,
+    pub rows: u64,
+    pub invalid: u64,
+    /// Rows whose URL has no host: no page's.
+    pub unmatched: u64,
+    /// The first invalid row by (file, row).
+    pub first_invalid: Option<(u64, InvalidRate)>,
+}
+
+impl Combine for TableStatus {
+    fn combine(&mut self, o: Self) {
+        self.error = self.error.take().or(o.error);
+        self.rows += o.rows;
+        self.invalid += o.invalid;
+        self.unmatched += o.unmatched;
+        self.first_invalid = match (self.first_invalid.take(), o.first_invalid) {
+            (Some(a), Some(b)) => Some(if (a.0, a.1.row) <= (b.0, b.1.row) {
+                a
+            } else {
+                b
+            }),
+            (a, b) => a.or(b),
+        };
+    }
+}

@@ -1,0 +1,267 @@
+//! The state phase of a nightly `run`: the previous night's schedule (`--previous`) and the fetches
+//! that happened (`--fetched`, else the previous night's visits taken as made), read by every
+//! worker, sent to the worker of their URL's host and joined to its pages by URL. Every row is accounted for: used, about no page (a URL that left the
+//! page set, counted), in the future, a repeat, or invalid (the first named by file and row).
+
+use anyhow::{bail, Result};
+use revisit_core::reduce::AllReduce;
+
+use crate::io::fetched_in::{self, LogUnit};
+use crate::io::inputs;
+use crate::io::rates_in::InvalidRate;
+use crate::io::state_in::{self, StateUnit};
+use crate::job::arrange::{Arranged, URL_PREFETCH_DISTANCE};
+use crate::job::channel::{Reducer, Shuffle};
+use crate::job::keys::url_id;
+use crate::job::progress::Progress;
+use crate::job::route::{route_keyed, KeyedMessage, TableStatus};
+use crate::plan::run::{Fetches, SchedulePlan};
+use crate::report::run::StateCounts;
+use crate::time::MICROS_PER_S;
+use revisit_core::schedule::due::{anchor, last_planned_before, Anchor, Planned};
+
+/// A URL's schedule in the previous output: last fetch (i64::MIN: never), next fetch (both
+/// microseconds since the epoch), interval (seconds).
+pub type StateValue = (i64, i64, f64);
+/// A fetch of the log: when (microseconds since the epoch), and whether it succeeded.
+pub type LogValue = (i64, bool);
+
+/// No time: a URL never fetched, or no fetch planned.
+pub const NEVER: i64 = i64::MIN;
+
+/// The dataflows of the state phase (built on every worker, in this order, when the plan asks).
+pub struct StateChannels {
+    pub state: Option<Shuffle<KeyedMessage<StateValue>>>,
+    pub log: Option<Shuffle<KeyedMessage<LogValue>>>,
+}
+
+impl StateChannels {
+    pub fn new(worker: &mut timely::worker::Worker, plan: &SchedulePlan) -> Self {
+        StateChannels {
+            state: plan.previous.is_some().then(|| {
+                Shuffle::new(worker, "StateByHost", |m: &KeyedMessage<StateValue>| {
+                    m.0 as u64
+                })
+            }),
+            log: plan.fetches().has_rows().then(|| {
+                Shuffle::new(worker, "LogByHost", |m: &KeyedMessage<LogValue>| m.0 as u64)
+            }),
+        }
+    }
+}
+
+/// What the state and the logs say of this worker's pages, page by page, and the counts every
+/// worker agrees on.
+pub struct Known {
+    /// The last fetch known before the night, microseconds since the epoch ([`NEVER`]).
+    pub last_us: Vec<i64>,
+    /// Where each URL's clock stands ([`anchor`], microseconds since the epoch; None: a new URL).
+    pub anchor: Vec<Option<Anchor>>,
+    pub counts: StateCounts,
+    /// When the state phase ended on this worker.
+    pub done: std::time::Instant,
+}
+
+/// Reads the state and the logs of `plan`, sends every row to its host's worker and joins them to
+/// `arranged`'s pages. Every worker calls it; it fails alike on every worker.
+pub fn known(
+    reducer: &mut Reducer<'_>,
+    channels: &mut StateChannels,
+    plan: &SchedulePlan,
+    arranged: &Arranged,
+    progress: &Progress,
+) -> Result<Known> {
+    let (index, peers) = (reducer.worker.index(), reducer.worker.peers());
+    let n = arranged.pages.len();
+    let mut known = Known {
+        last_us: vec![NEVER; n],
+        anchor: vec![None; n],
+        counts: StateCounts::default(),
+        done: std::time::Instant::now(),
+    };
+    let fetches = plan.fetches();
+    if fetches == Fetches::Unknown {
+        return Ok(known);
+    }
+    let mut counts = StateCounts::default();
+    let mut first_invalid: Option<InvalidRate> = None;
+    let mut note = |status: &TableStatus| {
+        if let Some((_, bad)) = &status.first_invalid {
+            if first_invalid.is_none() {
+                first_invalid = Some(bad.clone());
+            }
+        }
+    };
+    // Every worker opens the files first: a bad one fails everywhere before any data moves.
+    let previous = match &plan.previous {
+        Some(p) => Some(state_in::open(&p.dir)?),
+        None => None,
+    };
+    let logs = match fetches {
+        Fetches::Logged(paths) => fetched_in::open_all(&inputs::expand(paths)?)?,
+        Fetches::PlannedVisits(paths) => fetched_in::open_planned(paths)?,
+        Fetches::Unknown | Fetches::PlannedDueTimes => Vec::new(),
+    };
+    let mut state: Vec<(u128, StateValue)> = Vec::new();
+    if let (Some(prev), Some(channel)) = (&previous, channels.state.as_mut()) {
+        let units = state_in::units(prev);
+        let mine: Vec<StateUnit> = units.iter().copied().skip(index).step_by(peers).collect();
+        let (received, status) = route_keyed(
+            reducer,
+            channel,
+            &mine,
+            |u| u.file,
+            |unit, row, invalid| {
+                state_in::read_unit(
+                    prev,
+                    unit,
+                    |r| {
+                        row(
+                            r.url,
+                            Some(r.host),
+                            (
+                                r.last_fetch_us.unwrap_or(NEVER),
+                                r.next_fetch_us,
+                                r.interval_s,
+                            ),
+                        )
+                    },
+                    invalid,
+                )
+            },
+        )?;
+        counts.state_rows = status.rows;
+        counts.state_invalid = status.invalid + status.unmatched;
+        note(&status);
+        state = received.into_iter().flat_map(|m| m.1).collect();
+        // one row per URL: a revisit output has no repeats; if another table does, the first
+        // by time wins on every worker count
+        state.sort_by(|a, b| a.0.cmp(&b.0).then(a.1 .1.cmp(&b.1 .1)));
+        state.dedup_by_key(|s| s.0);
+    }
+    let mut log: Vec<(u128, LogValue)> = Vec::new();
+    if let Some(channel) = channels.log.as_mut() {
+        let units = fetched_in::units(&logs);
+        let mine: Vec<LogUnit> = units.iter().copied().skip(index).step_by(peers).collect();
+        let (received, status) = route_keyed(
+            reducer,
+            channel,
+            &mine,
+            |u| u.file,
+            |unit, row, invalid| {
+                fetched_in::read_unit(
+                    &logs[unit.file],
+                    unit,
+                    |f| row(f.url, f.host, (f.at_us, f.ok)),
+                    invalid,
+                )
+            },
+        )?;
+        counts.log_rows = status.rows;
+        counts.log_invalid = status.invalid;
+        counts.log_unknown_url = status.unmatched;
+        note(&status);
+        log = received.into_iter().flat_map(|m| m.1).collect();
+        log.sort_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then(a.1 .0.cmp(&b.1 .0))
+                .then(a.1 .1.cmp(&b.1 .1))
+        });
+        let before = log.len();
+        log.dedup_by(|a, b| a.0 == b.0 && a.1 .0 == b.1 .0);
+        counts.log_duplicate = (before - log.len()) as u64;
+    }
+    counts.first_invalid = first_invalid;
+    progress.say(format!(
+        "read {} state rows and {} fetch log rows; joining to pages",
+        counts.state_rows, counts.log_rows
+    ));
+
+    // Join: the pages in key order against the state and the log, sorted by key too (a merge;
+    // a binary search per page missed the cache at every step of 10M-row tables).
+    let start = plan.start_us;
+    let mut pages: Vec<(u128, u32)> = (0..n)
+        .map(|i| {
+            arranged.prefetch_url(i + URL_PREFETCH_DISTANCE);
+            (url_id(arranged.url_bytes(i)), i as u32)
+        })
+        .collect();
+    pages.sort_unstable();
+    let (mut state_used, mut log_matched) = (0u64, 0u64);
+    let (mut at_state, mut at_log) = (0usize, 0usize);
+    for &(key, i) in &pages {
+        let i = i as usize;
+        while at_state < state.len() && state[at_state].0 < key {
+            at_state += 1;
+        }
+        let s = state.get(at_state).filter(|e| e.0 == key).map(|e| e.1);
+        state_used += s.is_some() as u64;
+        while at_log < log.len() && log[at_log].0 < key {
+            at_log += 1;
+        }
+        let mut latest = NEVER;
+        for &(_, (at, ok)) in log[at_log..].iter().take_while(|e| e.0 == key) {
+            log_matched += 1;
+            if at >= start {
+                counts.log_future += 1;
+            } else if !ok {
+                counts.log_failed += 1;
+            } else {
+                counts.log_used += 1;
+                latest = latest.max(at);
+            }
+        }
+        let previous_last = s.map_or(NEVER, |s| s.0);
+        let plan_of = s.map(|(_, next, tau)| Planned {
+            next: next as f64,
+            interval: tau * MICROS_PER_S,
+        });
+        if fetches == Fetches::PlannedDueTimes {
+            // no log, no timetable: the previous night's due times count as fetched as planned
+            latest = plan_of
+                .and_then(|p| last_planned_before(p.next, p.interval, start as f64))
+                .map_or(NEVER, |t| t.round() as i64);
+        }
+        // a fetch the log does not show did not happen
+        let last = previous_last.max(latest);
+        known.last_us[i] = last;
+        known.anchor[i] = anchor(
+            plan_of,
+            (last != NEVER).then_some(last as f64),
+            start as f64,
+        );
+    }
+    // what the routing counted is global already; what the join counted is this worker's
+    let mut joined = StateCounts {
+        state_used,
+        state_dropped: state.len() as u64 - state_used,
+        log_unknown_url: log.len() as u64 - log_matched,
+        log_used: counts.log_used,
+        log_failed: counts.log_failed,
+        log_future: counts.log_future,
+        log_duplicate: counts.log_duplicate,
+        ..StateCounts::default()
+    };
+    joined = reducer.all_reduce(joined);
+    counts.state_used = joined.state_used;
+    counts.state_dropped = joined.state_dropped;
+    counts.log_unknown_url += joined.log_unknown_url;
+    counts.log_used = joined.log_used;
+    counts.log_failed = joined.log_failed;
+    counts.log_future = joined.log_future;
+    counts.log_duplicate = joined.log_duplicate;
+    if counts.state_rows > 0 && counts.state_invalid == counts.state_rows {
+        let first = counts
+            .first_invalid
+            .as_ref()
+            .map_or_else(String::new, |bad| format!(" (the first: {bad})"));
+        bail!(
+            "--previous: none of its {} rows can be used{first}; give the output folder of a \
+             revisit run",
+            counts.state_rows
+        );
+    }
+    known.counts = counts;
+    known.done = std::time::Instant::now();
+    Ok(known)
+}
