@@ -71,7 +71,10 @@ pub fn simulate(args: &SimulateArgs) -> Result<SimulationReport> {
     } else {
         args.inputs.clone()
     };
-    let mut rows = pages::read_all(&pages::open_all(&inputs::expand(&specs)?)?)?;
+    let mut rows = pages::read_all(&pages::open_all(
+        &inputs::expand(&specs)?,
+        Default::default(),
+    )?)?;
     // the first row of a URL, by file then row, as `run` keeps it
     rows.sort_by(|a, b| a.0.cmp(&b.0));
     rows.dedup_by(|a, b| a.0 == b.0);

@@ -11,7 +11,7 @@ use parquet::arrow::ProjectionMask;
 use serde::{Deserialize, Serialize};
 
 use super::columns::{boolean, check_column, number, open_parquet, text, Kind};
-use super::host_name::{host_of, normalize};
+use super::politeness_key::PolitenessKey;
 
 /// Rows decoded at a time.
 const BATCH_ROWS: usize = 8192;
@@ -25,6 +25,8 @@ pub struct PageFile {
     pub has_host: bool,
     /// Whether the file has a `complete_obs` column (else every page is incomplete).
     pub has_complete: bool,
+    /// The politeness key of its rows.
+    pub key: PolitenessKey,
 }
 
 /// Where an input row came from: its file (index into the sorted input list) and row in that file.
@@ -49,6 +51,8 @@ pub struct Unit {
 pub enum Reason {
     UrlMissing,
     HostUnresolvable,
+    HostInvalid,
+    PolitenessKeyMissing,
     ImportanceMissing,
     ImportanceInvalid,
     ChangeRateMissing,
@@ -58,9 +62,11 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, in report order.
-    pub const ALL: [Reason; 7] = [
+    pub const ALL: [Reason; 9] = [
         Reason::UrlMissing,
         Reason::HostUnresolvable,
+        Reason::HostInvalid,
+        Reason::PolitenessKeyMissing,
         Reason::ImportanceMissing,
         Reason::ImportanceInvalid,
         Reason::ChangeRateMissing,
@@ -73,6 +79,8 @@ impl Reason {
         match self {
             Reason::UrlMissing => "url_missing",
             Reason::HostUnresolvable => "host_unresolvable",
+            Reason::HostInvalid => "host_invalid",
+            Reason::PolitenessKeyMissing => "politeness_key_missing",
             Reason::ImportanceMissing => "importance_missing",
             Reason::ImportanceInvalid => "importance_not_positive_finite",
             Reason::ChangeRateMissing => "change_rate_missing",
@@ -85,7 +93,8 @@ impl Reason {
     pub fn column(self) -> &'static str {
         match self {
             Reason::UrlMissing | Reason::DuplicateUrl => "url",
-            Reason::HostUnresolvable => "host",
+            Reason::HostUnresolvable | Reason::HostInvalid => "host",
+            Reason::PolitenessKeyMissing => super::politeness_key::IP_COLUMN,
             Reason::ImportanceMissing | Reason::ImportanceInvalid => "importance",
             Reason::ChangeRateMissing | Reason::ChangeRateInvalid => "change_rate",
         }
@@ -113,12 +122,13 @@ pub struct PageRow<'a> {
     pub origin: Origin,
 }
 
-/// Opens every input file's footer and checks its schema; fails on the first unreadable file.
-pub fn open_all(paths: &[PathBuf]) -> Result<Vec<PageFile>> {
-    paths.iter().map(|p| open(p)).collect()
+/// Opens every input file's footer and checks its schema (with the column `key` needs); fails on
+/// the first unreadable file.
+pub fn open_all(paths: &[PathBuf], key: PolitenessKey) -> Result<Vec<PageFile>> {
+    paths.iter().map(|p| open(p, key)).collect()
 }
 
-fn open(path: &Path) -> Result<PageFile> {
+fn open(path: &Path, key: PolitenessKey) -> Result<PageFile> {
     let builder = open_parquet(path, "; re-export it or leave it out")?;
     let schema = builder.schema();
     check_column(path, schema, "url", Kind::Text, true)?;
@@ -126,6 +136,9 @@ fn open(path: &Path) -> Result<PageFile> {
     check_column(path, schema, "change_rate", Kind::Number, true)?;
     let has_host = check_column(path, schema, "host", Kind::Text, false)?;
     let has_complete = check_column(path, schema, "complete_obs", Kind::Bool, false)?;
+    if let Some(column) = key.column() {
+        check_column(path, schema, column, Kind::Text, true)?;
+    }
     let row_groups = builder
         .metadata()
         .row_groups()
@@ -137,6 +150,7 @@ fn open(path: &Path) -> Result<PageFile> {
         row_groups,
         has_host,
         has_complete,
+        key,
     })
 }
 
@@ -180,7 +194,7 @@ pub fn read_unit(
             matches!(
                 f.name().as_str(),
                 "url" | "host" | "importance" | "change_rate" | "complete_obs"
-            )
+            ) || Some(f.name().as_str()) == file.key.column()
         })
         .map(|(i, _)| i)
         .collect();
@@ -214,6 +228,7 @@ pub fn read_unit(
         let importance = number(&batch, "importance").ok_or_else(|| missing("importance"))?;
         let change_rate = number(&batch, "change_rate").ok_or_else(|| missing("change_rate"))?;
         let complete = boolean(&batch, "complete_obs");
+        let ips = file.key.column().and_then(|c| text(&batch, c));
         for i in 0..batch.num_rows() {
             let origin = Origin {
                 file: unit.file,
@@ -239,28 +254,13 @@ pub fn read_unit(
                 reject(reject_as(Reason::UrlMissing));
                 continue;
             };
-            let derived_host: String;
-            let host: &str = match given_host {
-                Some(h)
-                    if h.bytes()
-                        .all(|b| !b.is_ascii_uppercase() && !b.is_ascii_whitespace()) =>
-                {
-                    h
+            let ip = ips.as_ref().and_then(|c| c.get(i));
+            let host = match file.key.of(url, given_host, ip) {
+                Ok(h) => h,
+                Err(reason) => {
+                    reject(reject_as(reason));
+                    continue;
                 }
-                Some(h) => {
-                    derived_host = normalize(h);
-                    &derived_host
-                }
-                None => match host_of(url) {
-                    Some(h) => {
-                        derived_host = h;
-                        &derived_host
-                    }
-                    None => {
-                        reject(reject_as(Reason::HostUnresolvable));
-                        continue;
-                    }
-                },
             };
             let Some(mu_value) = mu else {
                 reject(reject_as(Reason::ImportanceMissing));
@@ -283,7 +283,7 @@ pub fn read_unit(
                 .unwrap_or(false);
             page(PageRow {
                 url,
-                host,
+                host: &host,
                 importance: mu_value,
                 change_rate: lambda_value,
                 complete_obs,

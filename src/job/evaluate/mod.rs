@@ -16,7 +16,7 @@ use timely::worker::Worker;
 use super::channel::{Reducer, Shuffle};
 use super::keys::{route, url_id};
 use super::progress::Progress;
-use crate::io::host_name::{host_of, normalize};
+use crate::io::politeness_key::PolitenessKey;
 use crate::io::rates_in::InvalidRate;
 use crate::plan::evaluate::{EvaluatePlan, Table, OBJECTIVES};
 use crate::report::evaluate::{FetchTimeReport, OptimumGap, Report};
@@ -117,6 +117,7 @@ type KeyedMessage = (u32, Vec<(u128, f64)>);
 /// the worker of its host (the host column, else the URL's); returns what this worker received
 /// and the read status every worker agrees on. Fails alike on every worker.
 fn route_keyed<U: Copy>(
+    politeness: PolitenessKey,
     reducer: &mut Reducer<'_>,
     channel: &mut Shuffle<KeyedMessage>,
     units: &[U],
@@ -136,15 +137,15 @@ fn route_keyed<U: Copy>(
         let result = read_unit(
             unit,
             &mut |url, host, value| {
-                let host = match host {
-                    Some(h) => normalize(h),
-                    None => match host_of(url) {
-                        Some(h) => h,
-                        None => {
-                            unmatched += 1; // no host: it cannot be any page's URL
-                            return;
-                        }
-                    },
+                // the politeness key the pages were routed by (a table's own host column holds
+                // the key when it came from `run`; with ip-column, it must)
+                let host = match politeness {
+                    PolitenessKey::IpColumn => host.and_then(|h| politeness.table_value(h)),
+                    key => key.of(url, host, None).ok().map(|k| k.into_owned()),
+                };
+                let Some(host) = host else {
+                    unmatched += 1; // no key: it cannot be any page's URL
+                    return;
                 };
                 let dest = route(host.as_bytes(), peers) as usize;
                 outgoing[dest].push((url_id(url.as_bytes()), value));

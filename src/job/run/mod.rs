@@ -15,11 +15,12 @@ use anyhow::{Context, Result};
 use timely::worker::Worker;
 
 use super::channel::{Reducer, Shuffle};
-use super::load::{load, Loaded};
+use super::control::{self, Publication};
+use super::load::{load, LoadChannels, Loaded};
 use super::progress::Progress;
-use super::wire::{rated::RatedBatch, rows::RowBatch, visits::VisitBatch};
+use super::wire::{rated::RatedBatch, visits::VisitBatch};
 use crate::io::manifest::Manifest;
-use crate::io::publish;
+use crate::io::{publish, verify};
 use crate::plan::run::RunPlan;
 use crate::report::run::{PhaseSeconds, RunFacts, Summary, VisitsFacts, VERSION};
 use assign::Assigned;
@@ -29,13 +30,14 @@ use write::Written;
 
 pub use write::crawler_digits;
 
-/// Runs worker `worker`'s share of `plan`; the lead (worker 0) publishes and returns the summary.
-pub fn worker(worker: &mut Worker, plan: &RunPlan) -> Result<Option<Summary>> {
+/// Runs worker `worker`'s share of `plan` as run `run_id` (the lead took the lock on the output);
+/// the lead (worker 0) publishes, tells every process, and returns the summary.
+pub fn worker(worker: &mut Worker, plan: &RunPlan, run_id: &str) -> Result<Option<Summary>> {
     let progress = Progress::new(worker.index() == 0 && !plan.quiet, Instant::now());
-    publish::check_replaceable(&plan.out)?;
     let mut channels = Channels::new(worker, plan.timetable.is_some());
     let mut reducer = Reducer::new(worker);
     let loaded = load(&mut reducer, &mut channels.pages, &plan.pages, &progress)?;
+    plan.check_crawlers(loaded.hosts)?;
     let solved = solve::solve(&mut reducer, plan, &loaded, &progress)?;
     let assigned = assign::assign(&mut reducer, plan, &loaded.arranged, &solved, &progress);
     let night = visits::plan(
@@ -53,8 +55,14 @@ pub fn worker(worker: &mut Worker, plan: &RunPlan) -> Result<Option<Summary>> {
         &solved,
         &assigned,
         night.as_ref(),
+        run_id,
         &progress,
     )?;
+    control::publication_begins(Publication {
+        staging: written.staging.clone(),
+        out: plan.out.clone(),
+        run_id: run_id.to_owned(),
+    });
     if reducer.worker.index() != 0 {
         return Ok(None);
     }
@@ -65,13 +73,15 @@ pub fn worker(worker: &mut Worker, plan: &RunPlan) -> Result<Option<Summary>> {
         night: night.as_ref(),
     };
     let workers = reducer.worker.peers() / plan.cluster.processes();
-    summarize(plan, phases, written, &progress, workers).map(Some)
+    let summary = summarize(plan, phases, written, &progress, workers, run_id);
+    control::announce(summary.as_ref().map(|_| ()).map_err(|e| format!("{e:#}")));
+    summary.map(Some)
 }
 
 /// The dataflows of a run, built in the same order on every worker.
 pub struct Channels {
-    /// Input rows to their host's worker.
-    pub pages: Shuffle<RowBatch>,
+    /// Input rows to their host's worker (and URL claims).
+    pub pages: LoadChannels,
     /// Solved rows to their crawler's writer.
     pub rated: Shuffle<RatedBatch>,
     /// Visited hosts to their crawler's writer (with --timetable).
@@ -83,7 +93,7 @@ pub struct Channels {
 impl Channels {
     fn new(worker: &mut Worker, timetable: bool) -> Self {
         Channels {
-            pages: Shuffle::new(worker, "ByHost", |b| b.dest as u64),
+            pages: LoadChannels::new(worker),
             rated: Shuffle::new(worker, "ByCrawler", |b| b.dest as u64),
             visits: timetable
                 .then(|| Shuffle::new(worker, "ToTimetable", |b: &VisitBatch| b.dest as u64)),
@@ -100,13 +110,15 @@ struct Phases<'a> {
     night: Option<&'a Night>,
 }
 
-/// The lead's last phase: the summary, written beside the tables, and the staging folder published.
+/// The lead's last phase: the summary, written beside the tables, every file checked as the lead
+/// sees it, and the staging folder published.
 fn summarize(
     plan: &RunPlan,
     p: Phases,
     written: Written,
     progress: &Progress,
     workers: usize,
+    run_id: &str,
 ) -> Result<Summary> {
     let write_done = Instant::now();
     let started = progress.started();
@@ -154,13 +166,32 @@ fn summarize(
     .context("writing summary.json")?;
     let mut files = written.files;
     files.sort();
-    publish::publish(
-        &written.staging,
-        &plan.out,
-        &Manifest {
-            version: VERSION.to_owned(),
-            files,
-        },
-    )?;
+    let cluster = &plan.cluster;
+    let peers = workers * cluster.processes();
+    let writer = |path: &str| {
+        let crawler = path
+            .split('/')
+            .find_map(|part| part.strip_prefix("crawler="))
+            .and_then(|c| c.parse::<usize>().ok());
+        let w = crawler.map_or(0, |c| c % peers.max(1));
+        format!("worker {w} of {}", cluster.name(cluster.process_of(w)))
+    };
+    let published = verify::verify(&written.staging, &files, writer).and_then(|()| {
+        control::swap(|| {
+            publish::publish(
+                &written.staging,
+                &plan.out,
+                &Manifest {
+                    version: VERSION.to_owned(),
+                    run_id: run_id.to_owned(),
+                    files,
+                },
+            )
+        })
+    });
+    if let Err(e) = published {
+        std::fs::remove_dir_all(&written.staging).ok();
+        return Err(e);
+    }
     Ok(summary)
 }

@@ -55,6 +55,7 @@ pub fn write(
     solved: &Solved,
     assigned: &Assigned,
     night: Option<&Night>,
+    run_id: &str,
     progress: &Progress,
 ) -> Result<Written> {
     let index = reducer.worker.index();
@@ -68,9 +69,8 @@ pub fn write(
     ));
     let gathered = channels.gather.finish_round(reducer.worker);
 
-    // The staging folder every worker agrees on.
-    let run_id = reducer.all_reduce(RunId(run_id_candidate()));
-    let staging = publish::staging_dir(&plan.out, &format!("{:016x}", run_id.0));
+    // The staging folder of the run every process agreed on.
+    let staging = publish::staging_dir(&plan.out, run_id);
     let metadata = file_metadata(plan, solved);
     let visit_metadata = night.map(|n| visits_metadata(&metadata, plan, n));
     let mut files = Vec::new();
@@ -405,24 +405,6 @@ fn visits_metadata(
         m.push(("revisit.start".into(), text.clone()));
     }
     m
-}
-
-/// A candidate run id: the clock and the process id (the largest candidate wins).
-fn run_id_candidate() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    nanos ^ ((std::process::id() as u64) << 48)
-}
-
-#[derive(Clone, Default, Serialize, Deserialize)]
-struct RunId(u64);
-
-impl Combine for RunId {
-    fn combine(&mut self, o: Self) {
-        self.0 = self.0.max(o.0);
-    }
 }
 
 /// What every worker ends the write phase with: its first error, its files and its totals.

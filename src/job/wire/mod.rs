@@ -1,7 +1,8 @@
 //! What workers send each other, in columnar batches: input rows to their host's worker
-//! ([`rows`]), solved rows to their crawler's writer ([`rated`]), visited hosts to their crawler's
+//! ([`rows`]), URL claims to find URLs listed under several hosts ([`claims`]), solved rows to their crawler's writer ([`rated`]), visited hosts to their crawler's
 //! timetable writer ([`visits`]).
 
+pub mod claims;
 pub mod rated;
 pub mod rows;
 pub mod visits;
