@@ -194,7 +194,12 @@ fn watch(p: usize, mut stream: TcpStream) {
                 ))
             }
             Err(e) => give_up(format!(
-                "{name} closed its connection without finishing: the process died (killed, out of memory or crashed) ({e})"
+                "{name} closed its connection without finishing: the process died (killed, out of memory or crashed){}",
+                if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                    String::new()
+                } else {
+                    format!(" ({e})")
+                }
             )),
         }
     }
@@ -317,6 +322,9 @@ pub fn install_panic_hook() {
                 .and_then(|i| i.parse::<usize>().ok())
         });
         if let Some(p) = peer {
+            // the control stream usually knows better (the peer's own reason, or that it died):
+            // let it speak first
+            std::thread::sleep(Duration::from_millis(300));
             let name = STATE
                 .get()
                 .map_or(format!("process {p}"), |s| s.cluster.name(p));
