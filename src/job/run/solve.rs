@@ -40,6 +40,13 @@ pub fn solve(
             "round {round}: multiplier {price:.12e}, spend/bandwidth - 1 = {gap:+.3e}"
         ))
     });
+    if !solution.converged {
+        anyhow::bail!(
+            "the multiplier search did not converge in {} rounds (bandwidth {bandwidth:e} fetches/day; the rates would sum to {:e}): nothing published. A bandwidth this far from what the pages can use, or pages whose rates jump between adjacent prices, defeat the search; change --bandwidth",
+            revisit_core::solve::multiplier::MAX_ROUNDS,
+            solution.bandwidth_used
+        );
+    }
     let (value, objective) = value_of_rates(&problem, &solution.rates);
     let scheduled = solution.rates.iter().filter(|&&r| r > 0.0).count() as u64;
     let totals = RatesTotals {
