@@ -193,5 +193,6 @@ fn summarize(
         std::fs::remove_dir_all(&written.staging).ok();
         return Err(e);
     }
+    super::fail_point::fail_point("published", 0);
     Ok(summary)
 }
