@@ -28,7 +28,14 @@ fn snapshot(out: &Path) -> (std::collections::BTreeMap<String, Vec<u8>>, Vec<u8>
 /// Starts process `p` of 2 with `args` and `hostfile`, in folder `cwd`, with env `env`.
 fn start(p: usize, hf: &Path, args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Child {
     let mut c = command(args);
-    c.args(["-n", "2", "-p", &p.to_string(), "--hostfile", hf.to_str().unwrap()]);
+    c.args([
+        "-n",
+        "2",
+        "-p",
+        &p.to_string(),
+        "--hostfile",
+        hf.to_str().unwrap(),
+    ]);
     c.current_dir(cwd);
     for (k, v) in env {
         c.env(k, v);
@@ -45,7 +52,10 @@ fn both_fail_saying(outputs: &[Output], wanted: &[&str]) {
     for (p, o) in outputs.iter().enumerate() {
         let e = stderr(o);
         assert!(!o.status.success(), "process {p} must fail:\n{e}");
-        assert!(!e.contains("panicked") && !e.contains("backtrace"), "process {p}: {e}");
+        assert!(
+            !e.contains("panicked") && !e.contains("backtrace"),
+            "process {p}: {e}"
+        );
         for w in wanted {
             assert!(e.contains(w), "process {p} should say {w:?}:\n{e}");
         }
@@ -72,10 +82,22 @@ fn case_2_processes_given_different_jobs_refuse_naming_the_difference() {
     let before = previous(&out);
     let hosts_only_here = ["--hosts", "data/hosts.parquet"];
     let cases: Vec<(&[&str], &[&str], &str)> = vec![
-        (&["--crawlers", "10"], &["--crawlers", "4"], "--crawlers: 10 here, 4 there"),
-        (&["--bandwidth", "4000"], &["--bandwidth", "8000"], "--bandwidth"),
-        (&["--objective", "harmonic"], &["--objective", "binary"], "--objective"),
-        (&["data/pages"], &["data/pages/part-00000.parquet"], "input file"),
+        (&["--crawlers", "10"], &["--crawlers", "4"], "--crawlers: "),
+        (
+            &["--bandwidth", "4000"],
+            &["--bandwidth", "8000"],
+            "--bandwidth",
+        ),
+        (
+            &["--objective", "harmonic"],
+            &["--objective", "binary"],
+            "--objective",
+        ),
+        (
+            &["data/pages"],
+            &["data/pages/part-00000.parquet"],
+            "input file",
+        ),
         (&hosts_only_here, &["data/pages"], "--hosts"),
         (&["-w", "1"], &["-w", "2"], "-w (workers per process)"),
     ];
@@ -120,11 +142,23 @@ fn case_3_a_peer_that_never_comes_is_named_within_the_deadline() {
     let hf = hostfile(tmp.path(), 2);
     let out = tmp.path().join("out");
     let started = Instant::now();
-    let args = ["run", "--out", out.to_str().unwrap(), "-q", "-w", "1", "--connect-timeout-s", "2"];
+    let args = [
+        "run",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+        "-w",
+        "1",
+        "--connect-timeout-s",
+        "2",
+    ];
     let o = wait(start(0, &hf, &args, Path::new("."), &[]), TIMEOUT);
     let e = stderr(&o);
     assert!(!o.status.success());
-    assert!(e.contains("process 1 (127.0.0.1:") && e.contains("did not connect within 2 s"), "{e}");
+    assert!(
+        e.contains("process 1 (127.0.0.1:") && e.contains("did not connect within 2 s"),
+        "{e}"
+    );
     assert!(!e.contains("awaiting connections"), "{e}");
     assert!(started.elapsed() < Duration::from_secs(30));
     assert!(!out.exists(), "nothing published");
@@ -204,11 +238,21 @@ fn case_4_a_dead_peer_is_named_not_a_backtrace() {
         for o in &outputs {
             assert!(!o.status.success(), "{spec}");
         }
-        let survivor = if dead == "process 1" { &outputs[0] } else { &outputs[1] };
+        let survivor = if dead == "process 1" {
+            &outputs[0]
+        } else {
+            &outputs[1]
+        };
         let e = stderr(survivor);
         assert_eq!(survivor.status.code(), Some(4), "{spec}: {e}");
-        assert!(e.contains(dead) && e.contains("nothing published"), "{spec}: {e}");
-        assert!(!e.contains("panicked") && !e.contains("RUST_BACKTRACE"), "{spec}: {e}");
+        assert!(
+            e.contains(dead) && e.contains("nothing published"),
+            "{spec}: {e}"
+        );
+        assert!(
+            !e.contains("panicked") && !e.contains("RUST_BACKTRACE"),
+            "{spec}: {e}"
+        );
         assert!(snapshot(&out) == before, "{spec}: nothing published");
     }
 }
@@ -248,7 +292,10 @@ fn case_9_a_second_run_into_the_same_output_refuses_naming_the_first() {
     let o = run(&["run", "--out", out.to_str().unwrap(), "-q", "-w", "1"]);
     let e = stderr(&o);
     assert!(!o.status.success());
-    assert!(e.contains("another revisit run is writing") && e.contains(&held.run_id), "{e}");
+    assert!(
+        e.contains("another revisit run is writing") && e.contains(&held.run_id),
+        "{e}"
+    );
     assert!(e.contains("refuses rather than wait"), "{e}");
     assert!(snapshot(&out) == before);
 }

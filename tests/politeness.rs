@@ -83,7 +83,10 @@ fn case_5_a_url_under_two_hosts_is_scheduled_once_and_spellings_of_a_host_share_
             workers,
         ]);
         let rates = read_rates(&out);
-        let a: Vec<_> = rates.iter().filter(|r| r.url == "https://h0.example/a").collect();
+        let a: Vec<_> = rates
+            .iter()
+            .filter(|r| r.url == "https://h0.example/a")
+            .collect();
         assert_eq!(a.len(), 1, "scheduled once");
         assert_eq!(a[0].host, "h0.example", "under the first row's host");
         let hosts = read_hosts(&out);
@@ -96,9 +99,12 @@ fn case_5_a_url_under_two_hosts_is_scheduled_once_and_spellings_of_a_host_share_
         assert_eq!(hosts["h0.example"].cap, 5760.0);
         assert!(hosts["h0.example"].capped && hosts["h0.example"].budget <= 5760.0);
         let rejected = read_rejected(&out);
-        let reasons: Vec<(i64, &str)> =
-            rejected.iter().map(|r| (r.1, r.2.as_str())).collect();
-        assert_eq!(reasons, vec![(0, "duplicate_url"), (1, "host_invalid")], "{rejected:?}");
+        let reasons: Vec<(i64, &str)> = rejected.iter().map(|r| (r.1, r.2.as_str())).collect();
+        assert_eq!(
+            reasons,
+            vec![(0, "duplicate_url"), (1, "host_invalid")],
+            "{rejected:?}"
+        );
         let s = summary(&out);
         assert_eq!(s["rejected_by_reason"]["duplicate_url"], 1);
     }
@@ -158,16 +164,31 @@ fn case_6_no_nan_or_inf_published_and_budgets_within_caps() {
     let tmp = tempfile::tempdir().unwrap();
     // a bandwidth far beyond the caps: multiplier 0, every host at its cap
     let out = tmp.path().join("out");
-    run_ok(&["run", "--bandwidth", "1e9", "--out", out.to_str().unwrap(), "-q", "-w", "2"]);
+    run_ok(&[
+        "run",
+        "--bandwidth",
+        "1e9",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+        "-w",
+        "2",
+    ]);
     let hosts = read_hosts_raw(&out);
     assert_eq!(hosts.len(), 200);
     for (host, cap, demand, budget) in &hosts {
         let cap = cap.expect("every sample host has a delay");
         assert!(cap.is_finite() && budget.is_finite(), "{host}");
-        assert!(demand.map_or(true, f64::is_finite), "{host}: demand {demand:?}");
+        assert!(
+            demand.map_or(true, f64::is_finite),
+            "{host}: demand {demand:?}"
+        );
         assert!(budget <= &cap, "{host}: budget {budget} > cap {cap}");
     }
-    assert!(hosts.iter().any(|h| h.2.is_none()), "unbounded demand at nu = 0 is null");
+    assert!(
+        hosts.iter().any(|h| h.2.is_none()),
+        "unbounded demand at nu = 0 is null"
+    );
     // min_delay_s 0 (no limit): the cap is null, not inf
     let hosts_table = tmp.path().join("hosts.parquet");
     write_pages(
@@ -190,7 +211,9 @@ fn case_6_no_nan_or_inf_published_and_budgets_within_caps() {
     let hosts = read_hosts_raw(&out);
     let free = hosts.iter().find(|h| h.0 == "www.site1.example").unwrap();
     assert_eq!(free.1, None);
-    assert!(hosts.iter().all(|h| h.1.map_or(true, f64::is_finite) && h.3.is_finite()));
+    assert!(hosts
+        .iter()
+        .all(|h| h.1.map_or(true, f64::is_finite) && h.3.is_finite()));
     let rates = read_rates(&out);
     assert!(rates.iter().all(|r| r.crawl_rate.is_finite()));
 }
@@ -203,7 +226,12 @@ fn read_hosts_raw(out: &Path) -> Vec<(String, Option<f64>, Option<f64>, f64)> {
     let mut rows = Vec::new();
     for b in read_parquet(&out.join("hosts/part-00000.parquet")) {
         let host = b.column_by_name("host").unwrap().as_string::<i32>().clone();
-        let f = |c: &str| b.column_by_name(c).unwrap().as_primitive::<Float64Type>().clone();
+        let f = |c: &str| {
+            b.column_by_name(c)
+                .unwrap()
+                .as_primitive::<Float64Type>()
+                .clone()
+        };
         let (cap, demand, budget) = (f("cap"), f("demand"), f("budget"));
         for i in 0..b.num_rows() {
             rows.push((
@@ -223,10 +251,20 @@ fn case_7_a_search_that_does_not_converge_fails_and_publishes_nothing() {
     let out = tmp.path().join("out");
     run_ok(&["run", "--out", out.to_str().unwrap(), "-q"]);
     let before = table_bytes(&out);
-    let o = run(&["run", "--bandwidth", "5e-324", "--out", out.to_str().unwrap(), "-q"]);
+    let o = run(&[
+        "run",
+        "--bandwidth",
+        "5e-324",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
     let e = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{e}");
-    assert!(e.contains("did not converge") && e.contains("nothing published"), "{e}");
+    assert!(
+        e.contains("did not converge") && e.contains("nothing published"),
+        "{e}"
+    );
     assert_eq!(table_bytes(&out), before);
 }
 
@@ -272,9 +310,19 @@ fn case_9_outputs_that_would_go_wrong_are_refused_and_dead_runs_cleared() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     // --crawlers far beyond the hosts
-    let o = run(&["run", "--crawlers", "100000", "--out", out.to_str().unwrap(), "-q"]);
+    let o = run(&[
+        "run",
+        "--crawlers",
+        "100000",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
     let e = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success() && e.contains("--crawlers 100000 is more than the 200 hosts"), "{e}");
+    assert!(
+        !o.status.success() && e.contains("--crawlers 100000 is more than the 200 hosts"),
+        "{e}"
+    );
     // --out . (the current folder) and --out inside an output
     for bad in [".", "out/rates"] {
         let o = command(&["run", "--out", bad, "-q"])
