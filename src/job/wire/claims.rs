@@ -37,7 +37,7 @@ impl Claim {
     /// The worker that judges this URL's claims.
     #[inline]
     pub fn judge(&self, peers: usize) -> u32 {
-        (self.url_low % peers as u32) as u32
+        self.url_low % peers as u32
     }
 }
 
