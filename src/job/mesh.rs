@@ -286,6 +286,10 @@ fn dial(
     for s in data.iter().chain(&control).flatten() {
         s.set_nonblocking(false)?;
         s.set_nodelay(true)?;
+        // no read timeout on timely's streams: it would end a quiet phase, and a socket with one
+        // fails reads with EINTR when its process is stopped and continued, which timely treats
+        // as a broken connection
+        s.set_read_timeout(None)?;
     }
     Ok((data, control))
 }
