@@ -10,7 +10,7 @@ present in either tree is compared; a file missing on one side is a difference.
   count). Content equal but bytes not (the writer is deterministic, so this should not happen) is
   a warning, with what differs in the file's layout.
 - JSON (*.json, and stdout that parses as JSON): equal after dropping the timing and machine keys
-  at any depth (keys starting with "seconds", and "peak_rss_bytes"), key order and number types
+  at any depth (keys starting with "seconds", "peak_rss_bytes" and "run_id"), key order and number types
   included. A manifest's per-file `bytes` must match where the two files are byte-identical; where
   they are not, that is the file's own difference, reported with the file.
 - stdout/stderr text: byte for byte after masking what differs from run to run whatever the binary
@@ -44,7 +44,8 @@ VOLATILE = [
 
 
 def is_timing_key(key):
-    return key.startswith("seconds") or key == "peak_rss_bytes"
+    # run_id: a manifest names the run that wrote it (a clock and a process id)
+    return key.startswith("seconds") or key in ("peak_rss_bytes", "run_id")
 
 
 def drop_timings(value):

@@ -10,12 +10,9 @@ use revisit::cli::{self, ParseError};
 
 fn main() -> ExitCode {
     // A panicking worker would leave the others waiting forever: abort the process instead, so the
-    // job ends with a failure status and publishes nothing.
-    let default_hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        default_hook(info);
-        std::process::abort();
-    }));
+    // job ends with a failure status and publishes nothing; a broken connection to another process
+    // of a cluster ends this one with a message naming it.
+    revisit::job::control::install_panic_hook();
     let cli = match cli::parse(std::env::args_os().collect()) {
         Ok(cli) => cli,
         Err(ParseError::Clap(e)) => e.exit(),

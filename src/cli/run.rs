@@ -8,8 +8,8 @@ use revisit_core::schedule::timetable::Sequencing;
 
 use super::shared::{JobArg, PageArgs};
 use crate::plan::run::{
-    Bandwidth, IndexPlan, PreviousNight, RunPlan, SchedulePlan, StartSource, TimetableMode,
-    TimetablePlan, DEFAULT_BANDWIDTH_PER_URL,
+    output_folder, Bandwidth, IndexPlan, PreviousNight, RunPlan, SchedulePlan, StartSource,
+    TimetableMode, TimetablePlan, DEFAULT_BANDWIDTH_PER_URL, DEFAULT_CRAWLERS,
 };
 use crate::report::run::Summary;
 
@@ -44,10 +44,11 @@ pub struct RunArgs {
     /// the objective is then optimised exactly above the floors. EPS in [0, 1).
     #[arg(long, default_value_t = 0.0, value_name = "EPS")]
     pub floor: f64,
-    /// Number of crawlers; each host is crawled by exactly one.
-    #[arg(long, default_value_t = 10)]
+    /// Number of crawlers; each host is crawled by exactly one (at most the number of hosts, or 10).
+    #[arg(long, default_value_t = DEFAULT_CRAWLERS)]
     pub crawlers: u32,
-    /// Output folder (replaced atomically when the run succeeds).
+    /// Output folder (replaced atomically when the run succeeds; one run at a time: a second run
+    /// into the same folder refuses, naming the first).
     #[arg(long, default_value = "out")]
     pub out: PathBuf,
     /// Indexer capacity, pages per day: with it the summary says how many crawlers the static
@@ -144,7 +145,7 @@ impl RunArgs {
             bandwidth,
             floor_eps: self.floor,
             crawlers: self.crawlers,
-            out: self.out.clone(),
+            out: output_folder(&self.out)?,
             index: self.index_plan()?,
             timetable: self.timetable_plan()?,
             quiet: self.pages.quiet,

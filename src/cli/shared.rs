@@ -1,11 +1,15 @@
 //! Options several commands share: the job file, the page set and its politeness, the cluster.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use revisit_core::units::Seconds;
 
-use crate::plan::pages::{DEFAULT_HORIZON, DEFAULT_MIN_DELAY_S, SAMPLE_HOSTS, SAMPLE_PAGES};
+use crate::plan::cluster::Timeouts;
+use crate::plan::pages::{
+    PolitenessKey, DEFAULT_HORIZON, DEFAULT_MIN_DELAY_S, SAMPLE_HOSTS, SAMPLE_PAGES,
+};
 use crate::plan::{Cluster, PagesPlan};
 
 /// `--job FILE`: options from a TOML job file (see [`super::job_file`]).
@@ -33,6 +37,14 @@ pub struct PageArgs {
     /// host's cap is horizon / min_delay fetches per horizon.
     #[arg(long, default_value_t = DEFAULT_MIN_DELAY_S, value_name = "SECONDS")]
     pub min_delay_s: f64,
+    /// Which URLs share a politeness cap (one min_delay_s, one budget): host (the host column,
+    /// normalised: scheme, port, path and trailing dot removed, IDNA names in ASCII; else the URL's
+    /// host), domain (the host's registrable domain by the public suffix list: every subdomain of
+    /// example.co.uk shares one cap), or ip-column (the input's `ip` column, e.g. each server's
+    /// address: hosts on one server share one cap). The hosts table and the outputs' `host` columns
+    /// hold this key.
+    #[arg(long, value_enum, default_value_t = PolitenessKey::Host, value_name = "KEY", help_heading = "Bandwidth and politeness")]
+    pub politeness_key: PolitenessKey,
     /// Planning horizon in seconds (caps and budgets in the hosts table are per horizon) [default:
     /// 86400, one day; for `evaluate --visits`, the horizon the visits files declare].
     #[arg(long, value_name = "SECONDS")]
@@ -87,6 +99,7 @@ impl PageArgs {
             default_delay: Seconds(self.min_delay_s),
             horizon,
             value_per_change: self.value_per_change,
+            politeness: self.politeness_key,
         })
     }
 }
@@ -106,6 +119,19 @@ pub struct ClusterArgs {
     /// File with one host:port per line, process 0 first (default: localhost:2101, 2102, ...).
     #[arg(long)]
     pub hostfile: Option<PathBuf>,
+    /// Seconds to wait for every process of the cluster to connect; then every process gives up,
+    /// naming the ones that did not come.
+    #[arg(long, value_name = "SECONDS", default_value_t = Timeouts::DEFAULT.connect.as_secs_f64(), help_heading = "Cluster")]
+    pub connect_timeout_s: f64,
+    /// Seconds of silence after which a process counts as lost (stopped, frozen, cut off): every
+    /// process then exits non-zero naming it and publishes nothing. A process that dies is noticed
+    /// at once.
+    #[arg(long, value_name = "SECONDS", default_value_t = Timeouts::DEFAULT.peer.as_secs_f64(), help_heading = "Cluster")]
+    pub peer_timeout_s: f64,
+    /// Seconds one round of an exchange or all-reduce may wait for the slowest worker (a process
+    /// alive but making no progress); then every process exits non-zero naming it.
+    #[arg(long, value_name = "SECONDS", default_value_t = Timeouts::DEFAULT.round.as_secs_f64(), help_heading = "Cluster")]
+    pub round_timeout_s: f64,
 }
 
 /// First port of the default addresses (timely's convention).
@@ -133,8 +159,12 @@ impl ClusterArgs {
                 .map(|n| n.get())
                 .unwrap_or(1)
         });
+        let timeouts = self.timeouts()?;
         if self.processes == 1 {
-            return Ok(Cluster::local(threads));
+            return Ok(Cluster {
+                timeouts,
+                ..Cluster::local(threads)
+            });
         }
         let addresses: Vec<String> = match &self.hostfile {
             Some(path) => {
@@ -161,6 +191,24 @@ impl ClusterArgs {
             threads,
             process: self.process,
             addresses,
+            timeouts,
+        })
+    }
+
+    fn timeouts(&self) -> Result<Timeouts> {
+        let seconds = |flag: &str, s: f64| {
+            if s.is_finite() && s > 0.0 && s < 1e9 {
+                Ok(Duration::from_secs_f64(s))
+            } else {
+                Err(anyhow::anyhow!(
+                    "--{flag} must be a positive number of seconds, got {s}"
+                ))
+            }
+        };
+        Ok(Timeouts {
+            connect: seconds("connect-timeout-s", self.connect_timeout_s)?,
+            peer: seconds("peer-timeout-s", self.peer_timeout_s)?,
+            round: seconds("round-timeout-s", self.round_timeout_s)?,
         })
     }
 }

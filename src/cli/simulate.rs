@@ -180,7 +180,10 @@ fn run_night(base: &RunArgs, change: impl FnOnce(&mut RunArgs)) -> Result<Summar
 /// The pages' true importance (as the solver reads it) and change rate, by URL (the first row of
 /// a URL, as `run` keeps it).
 fn truth(plan: &RunPlan) -> Result<HashMap<String, Page>> {
-    let rows = pages::read_all(&pages::open_all(&inputs::expand(&plan.pages.inputs)?)?)?;
+    let rows = pages::read_all(&pages::open_all(
+        &inputs::expand(&plan.pages.inputs)?,
+        plan.pages.politeness,
+    )?)?;
     let mut by_url = HashMap::with_capacity(rows.len());
     for (url, importance, change_rate) in rows {
         by_url.entry(url).or_insert(Page {

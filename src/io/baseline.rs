@@ -27,7 +27,7 @@ pub struct Baseline {
 
 /// Reads `specs` and writes them to `out/part-TTT.parquet` with `threads` threads.
 pub fn run(specs: &[String], out: &Path, threads: usize) -> Result<Baseline> {
-    let files = pages::open_all(&inputs::expand(specs)?)?;
+    let files = pages::open_all(&inputs::expand(specs)?, Default::default())?;
     let units = pages::units(&files);
     std::fs::create_dir_all(out)?;
     let start = Instant::now();

@@ -8,14 +8,15 @@ use anyhow::{bail, Context, Result};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use super::columns::{check_column, number, text, Kind};
-use super::host_name::normalize;
+use super::politeness_key::PolitenessKey;
 use revisit_core::units::Seconds;
 
 /// Minimum delay between two requests to a host, for the hosts the table names.
 pub type HostDelays = HashMap<String, Seconds>;
 
-/// Reads a hosts table (`host` utf8, `min_delay_s` number >= 0; 0 means no limit).
-pub fn read(path: &Path) -> Result<HostDelays> {
+/// Reads a hosts table (`host` utf8, `min_delay_s` number >= 0; 0 means no limit), its hosts
+/// normalised as the pages' politeness keys are.
+pub fn read(path: &Path, key: PolitenessKey) -> Result<HostDelays> {
     let f =
         File::open(path).with_context(|| format!("hosts table {}: cannot open", path.display()))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(f).with_context(|| {
@@ -47,10 +48,11 @@ pub fn read(path: &Path) -> Result<HostDelays> {
         let hosts = text(&batch, "host").context("hosts table: column host")?;
         let delay = number(&batch, "min_delay_s").context("hosts table: column min_delay_s")?;
         for i in 0..batch.num_rows() {
-            let Some(host) = hosts.get(i).map(normalize).filter(|h| !h.is_empty()) else {
+            let Some(host) = hosts.get(i).and_then(|h| key.table_value(h)) else {
                 bail!(
-                    "hosts table {}: row {row}, column host: empty or null host",
-                    path.display()
+                    "hosts table {}: row {row}, column host: {:?} names no host (empty, null, or not a host name)",
+                    path.display(),
+                    hosts.get(i).unwrap_or("")
                 );
             };
             let Some(d) = delay.get(i) else {

@@ -43,8 +43,9 @@ pub fn write_hosts(
         for h in chunk {
             host.append_value(&h.host);
             crawler.append_value(h.crawler as i32);
-            cap.append_value(h.cap);
-            demand.append_value(h.demand);
+            // no inf in a published column: an unbounded cap or demand is null
+            cap.append_option(Some(h.cap).filter(|c| c.is_finite()));
+            demand.append_option(Some(h.demand).filter(|d| d.is_finite()));
             budget.append_value(h.budget);
             capped.append_value(h.capped);
             mult.append_value(h.multiplier);

@@ -15,5 +15,9 @@ pub struct FileEntry {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Manifest {
     pub version: String,
+    /// The run that wrote the output (its staging folder's suffix): which run a published output
+    /// is, for the processes of a cluster that lost their lead while it published.
+    #[serde(default)]
+    pub run_id: String,
     pub files: Vec<FileEntry>,
 }

@@ -11,7 +11,7 @@ use parquet::arrow::ProjectionMask;
 use serde::{Deserialize, Serialize};
 
 use super::columns::{boolean, check_column, number, open_parquet, text, Kind};
-use super::host_name::{host_of, normalize};
+use super::politeness_key::PolitenessKey;
 
 /// Rows decoded at a time.
 const BATCH_ROWS: usize = 8192;
@@ -27,6 +27,8 @@ pub struct PageFile {
     pub has_complete: bool,
     /// Whether the file has `min_interval_s` or `max_interval_s` columns (per-URL refetch bounds).
     pub has_intervals: bool,
+    /// The politeness key of its rows.
+    pub key: PolitenessKey,
 }
 
 /// Where an input row came from: its file (index into the sorted input list) and row in that file.
@@ -51,6 +53,8 @@ pub struct Unit {
 pub enum Reason {
     UrlMissing,
     HostUnresolvable,
+    HostInvalid,
+    PolitenessKeyMissing,
     ImportanceMissing,
     ImportanceInvalid,
     ChangeRateMissing,
@@ -62,9 +66,11 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, in report order.
-    pub const ALL: [Reason; 9] = [
+    pub const ALL: [Reason; 11] = [
         Reason::UrlMissing,
         Reason::HostUnresolvable,
+        Reason::HostInvalid,
+        Reason::PolitenessKeyMissing,
         Reason::ImportanceMissing,
         Reason::ImportanceInvalid,
         Reason::ChangeRateMissing,
@@ -79,6 +85,8 @@ impl Reason {
         match self {
             Reason::UrlMissing => "url_missing",
             Reason::HostUnresolvable => "host_unresolvable",
+            Reason::HostInvalid => "host_invalid",
+            Reason::PolitenessKeyMissing => "politeness_key_missing",
             Reason::ImportanceMissing => "importance_missing",
             Reason::ImportanceInvalid => "importance_not_positive_finite",
             Reason::ChangeRateMissing => "change_rate_missing",
@@ -93,7 +101,8 @@ impl Reason {
     pub fn column(self) -> &'static str {
         match self {
             Reason::UrlMissing | Reason::DuplicateUrl => "url",
-            Reason::HostUnresolvable => "host",
+            Reason::HostUnresolvable | Reason::HostInvalid => "host",
+            Reason::PolitenessKeyMissing => super::politeness_key::IP_COLUMN,
             Reason::ImportanceMissing | Reason::ImportanceInvalid => "importance",
             Reason::ChangeRateMissing | Reason::ChangeRateInvalid => "change_rate",
             Reason::MinIntervalInvalid => "min_interval_s",
@@ -126,12 +135,13 @@ pub struct PageRow<'a> {
     pub origin: Origin,
 }
 
-/// Opens every input file's footer and checks its schema; fails on the first unreadable file.
-pub fn open_all(paths: &[PathBuf]) -> Result<Vec<PageFile>> {
-    paths.iter().map(|p| open(p)).collect()
+/// Opens every input file's footer and checks its schema (with the column `key` needs); fails on
+/// the first unreadable file.
+pub fn open_all(paths: &[PathBuf], key: PolitenessKey) -> Result<Vec<PageFile>> {
+    paths.iter().map(|p| open(p, key)).collect()
 }
 
-fn open(path: &Path) -> Result<PageFile> {
+fn open(path: &Path, key: PolitenessKey) -> Result<PageFile> {
     let builder = open_parquet(path, "; re-export it or leave it out")?;
     let schema = builder.schema();
     check_column(path, schema, "url", Kind::Text, true)?;
@@ -141,6 +151,9 @@ fn open(path: &Path) -> Result<PageFile> {
     let has_complete = check_column(path, schema, "complete_obs", Kind::Bool, false)?;
     let has_min = check_column(path, schema, "min_interval_s", Kind::Number, false)?;
     let has_max = check_column(path, schema, "max_interval_s", Kind::Number, false)?;
+    if let Some(column) = key.column() {
+        check_column(path, schema, column, Kind::Text, true)?;
+    }
     let row_groups = builder
         .metadata()
         .row_groups()
@@ -153,6 +166,7 @@ fn open(path: &Path) -> Result<PageFile> {
         has_host,
         has_complete,
         has_intervals: has_min || has_max,
+        key,
     })
 }
 
@@ -202,7 +216,7 @@ pub fn read_unit(
                     | "complete_obs"
                     | "min_interval_s"
                     | "max_interval_s"
-            )
+            ) || Some(f.name().as_str()) == file.key.column()
         })
         .map(|(i, _)| i)
         .collect();
@@ -238,6 +252,7 @@ pub fn read_unit(
         let complete = boolean(&batch, "complete_obs");
         let min_interval = number(&batch, "min_interval_s");
         let max_interval = number(&batch, "max_interval_s");
+        let ips = file.key.column().and_then(|c| text(&batch, c));
         for i in 0..batch.num_rows() {
             let origin = Origin {
                 file: unit.file,
@@ -263,28 +278,13 @@ pub fn read_unit(
                 reject(reject_as(Reason::UrlMissing));
                 continue;
             };
-            let derived_host: String;
-            let host: &str = match given_host {
-                Some(h)
-                    if h.bytes()
-                        .all(|b| !b.is_ascii_uppercase() && !b.is_ascii_whitespace()) =>
-                {
-                    h
+            let ip = ips.as_ref().and_then(|c| c.get(i));
+            let host = match file.key.of(url, given_host, ip) {
+                Ok(h) => h,
+                Err(reason) => {
+                    reject(reject_as(reason));
+                    continue;
                 }
-                Some(h) => {
-                    derived_host = normalize(h);
-                    &derived_host
-                }
-                None => match host_of(url) {
-                    Some(h) => {
-                        derived_host = h;
-                        &derived_host
-                    }
-                    None => {
-                        reject(reject_as(Reason::HostUnresolvable));
-                        continue;
-                    }
-                },
             };
             let Some(mu_value) = mu else {
                 reject(reject_as(Reason::ImportanceMissing));
@@ -321,7 +321,7 @@ pub fn read_unit(
             }
             page(PageRow {
                 url,
-                host,
+                host: &host,
                 importance: mu_value,
                 change_rate: lambda_value,
                 complete_obs,

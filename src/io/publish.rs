@@ -50,6 +50,9 @@ pub fn staging_dir(out: &Path, run_id: &str) -> PathBuf {
 }
 
 /// Writes the manifest and `_SUCCESS` into `staging`, then swaps it into `out`'s place.
+///
+/// The swap is the moment of publication: after it, the output is complete and nothing undoes it
+/// (removing the previous output, now in `staging`'s place, is best effort).
 pub fn publish(staging: &Path, out: &Path, manifest: &Manifest) -> Result<()> {
     let text = serde_json::to_string_pretty(manifest)?;
     fs::write(staging.join(MANIFEST), text).context("writing the manifest")?;
@@ -58,19 +61,31 @@ pub fn publish(staging: &Path, out: &Path, manifest: &Manifest) -> Result<()> {
     check_replaceable(out)?;
     if out.exists() {
         if exchange(staging, out).is_ok() {
-            // `staging` now holds the previous output
-            fs::remove_dir_all(staging).with_context(|| {
-                format!("removing the previous output, now at {}", staging.display())
-            })?;
+            // `staging` now holds the previous output (unless a process that gave up moved it away)
+            if let Err(e) = fs::remove_dir_all(staging) {
+                eprintln!(
+                    "[revisit] warning: the previous output, moved to {}, could not be removed ({e}); the next run removes it",
+                    staging.display()
+                );
+            }
+        } else if !staging.exists() {
+            bail!(
+                "the staging folder {} is gone (another process of the cluster gave up and moved it away)",
+                staging.display()
+            );
         } else {
             // No atomic exchange on this filesystem: move the old output aside first (a reader may
-            // see no output for an instant, never a partial one).
+            // see no output for an instant, never a partial one), and back if the new one cannot
+            // take its place.
             let mut aside = OsString::from(staging.as_os_str());
             aside.push(".old");
             let aside = PathBuf::from(aside);
             fs::rename(out, &aside).with_context(|| format!("moving {} aside", out.display()))?;
-            fs::rename(staging, out)
-                .with_context(|| format!("moving the new output to {}", out.display()))?;
+            if let Err(e) = fs::rename(staging, out) {
+                fs::rename(&aside, out).ok();
+                return Err(e)
+                    .with_context(|| format!("moving the new output to {}", out.display()));
+            }
             fs::remove_dir_all(&aside).ok();
         }
     } else {
@@ -79,6 +94,76 @@ pub fn publish(staging: &Path, out: &Path, manifest: &Manifest) -> Result<()> {
     }
     if let Some(parent) = out.parent() {
         sync_dir(parent);
+    }
+    Ok(())
+}
+
+/// Moves a staging folder out of the lead's reach (a process giving up during publication), best
+/// effort: the lead's swap then fails, or has already happened.
+pub fn abandon(staging: &Path) {
+    let mut to = OsString::from(staging.as_os_str());
+    to.push(".abandoned");
+    fs::rename(staging, PathBuf::from(to)).ok();
+}
+
+/// The run id of the complete output at `out` (its manifest's, when `_SUCCESS` is there).
+pub fn published_run(out: &Path) -> Option<String> {
+    if !out.join(SUCCESS).exists() {
+        return None;
+    }
+    let text = fs::read_to_string(out.join(MANIFEST)).ok()?;
+    let manifest: Manifest = serde_json::from_str(&text).ok()?;
+    Some(manifest.run_id).filter(|id| !id.is_empty())
+}
+
+/// The staging folders of earlier runs into `out` (dead runs, when the caller holds the lock).
+pub fn stale_staging(out: &Path) -> Vec<PathBuf> {
+    let Some(name) = out.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return Vec::new();
+    };
+    let prefix = format!(".{name}.staging-");
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let Ok(entries) = fs::read_dir(parent) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    found
+}
+
+/// Refuses an output folder that publishing cannot replace safely: one without a name of its own
+/// (`.`, `/`), the current folder or one holding it (it would be swapped away under the running
+/// process), or one inside an earlier revisit output (replacing that one would delete this one).
+pub fn check_location(out: &Path) -> Result<()> {
+    if out.file_name().is_none() {
+        bail!(
+            "--out {} has no folder name of its own: give the folder to write, e.g. --out out (the output is built beside it and swapped into place)",
+            out.display()
+        );
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        if cwd.starts_with(out) {
+            bail!(
+                "--out {} is the current folder or holds it: the output is swapped into place whole, so write it elsewhere (e.g. --out out)",
+                out.display()
+            );
+        }
+    }
+    for ancestor in out.ancestors().skip(1) {
+        if ancestor.join(SUCCESS).exists() && ancestor.join(MANIFEST).exists() {
+            bail!(
+                "--out {} is inside the revisit output {}, which the next run into it would replace whole: give a folder outside it",
+                out.display(),
+                ancestor.display()
+            );
+        }
     }
     Ok(())
 }

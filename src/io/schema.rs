@@ -65,8 +65,10 @@ pub fn hosts() -> SchemaRef {
     Arc::new(Schema::new(vec![
         Field::new("host", DataType::Utf8, false),
         Field::new("crawler", DataType::Int32, false),
-        Field::new("cap", DataType::Float64, false),
-        Field::new("demand", DataType::Float64, false),
+        // null: no politeness limit (min_delay_s 0)
+        Field::new("cap", DataType::Float64, true),
+        // null: unbounded (at multiplier 0, pages that would take any rate)
+        Field::new("demand", DataType::Float64, true),
         Field::new("budget", DataType::Float64, false),
         Field::new("capped", DataType::Boolean, false),
         Field::new("multiplier", DataType::Float64, false),

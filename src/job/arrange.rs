@@ -5,7 +5,7 @@ use super::flag_sort::{flag_pass, RADIX};
 use super::keys::{host_id, url_id};
 use super::wire::rows::RowBatch;
 use crate::io::hosts::HostDelays;
-use crate::io::pages::{Reason, Rejected};
+use crate::io::pages::{Origin, Reason, Rejected};
 use crate::plan::PagesPlan;
 use revisit_core::solve::pages::{Pages, PagesError};
 use revisit_core::units::{politeness_cap, Seconds, SECONDS_PER_DAY};
@@ -188,7 +188,8 @@ const _: () = assert!(
 );
 
 /// Arranges `batches` as `plan` reads them, with per-host delays (the plan's default for the hosts
-/// the table does not list).
+/// the table does not list), without the rows in `lost` (their URL came earlier under another
+/// host: they are rejected as duplicates).
 ///
 /// Rows are scattered into their canonical positions batch by batch, and each batch is freed once
 /// copied: the sorted store is written while the unsorted one shrinks, so memory stays near one copy,
@@ -198,9 +199,20 @@ pub fn arrange(
     mut batches: Vec<RowBatch>,
     delays: &HostDelays,
     plan: &PagesPlan,
+    lost: &std::collections::HashSet<Origin>,
 ) -> Result<Arranged, PagesError> {
     let starts = row_starts(&batches);
     let keys = canonical_order(&batches, &starts);
+    // by row number: whether the row lost its URL to another host's row (usually none)
+    let lost_rows: Vec<bool> = if lost.is_empty() {
+        Vec::new()
+    } else {
+        batches
+            .iter()
+            .flat_map(|b| b.origin.iter().map(|o| lost.contains(o)))
+            .collect()
+    };
+    let is_lost = |row: u32| lost_rows.get(row as usize).copied().unwrap_or(false);
     // Where each row goes in the arranged store, by row number (u32::MAX: a dropped duplicate).
     let mut dest: Vec<u32> = vec![u32::MAX; keys.len()];
     let mut offsets = vec![0usize];
@@ -224,7 +236,7 @@ pub fn arrange(
         let mut previous_url: Option<(u64, u32)> = None;
         while i < keys.len() && keys[i].host == host {
             let k = keys[i];
-            if previous_url == Some(k.url()) {
+            if previous_url == Some(k.url()) || is_lost(k.row) {
                 let (b, r) = locate(&starts, k.row);
                 let batch = &batches[b];
                 duplicates.push(Rejected {
@@ -242,6 +254,9 @@ pub fn arrange(
                 pages += 1;
             }
             i += 1;
+        }
+        if pages == 0 {
+            continue; // every row of this host repeats a URL of another host
         }
         // the host's pages are filled in below; only the boundary and the cap are known here
         offsets.push(offsets.last().copied().unwrap_or(0) + pages);

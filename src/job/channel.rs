@@ -4,8 +4,9 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::time::{Duration, Instant};
 
-use serde::{de::DeserializeOwned, Serialize};
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
@@ -16,13 +17,30 @@ use timely::ExchangeData;
 
 use revisit_core::reduce::{AllReduce, Combine};
 
+use super::control;
+
+/// What a shuffle carries: records, and each worker's end of a round (so that a round that waits
+/// too long can name the workers it waits for).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+enum Envelope<D> {
+    Record(D),
+    /// (destination worker, source worker).
+    End(u32, u32),
+}
+
+/// How long a waiting worker sleeps before it looks at the round's deadline again.
+const DEADLINE_POLL: Duration = Duration::from_millis(250);
+
 /// Records sent to the worker each one names, delivered round by round.
 pub struct Shuffle<D: ExchangeData + Clone> {
-    input: InputHandle<u64, CapacityContainerBuilder<Vec<D>>>,
+    name: String,
+    input: InputHandle<u64, CapacityContainerBuilder<Vec<Envelope<D>>>>,
     probe: ProbeHandle<u64>,
     /// Records received, with the round they were sent in: a fast worker may already send the
     /// next round's records before a slow one has collected this round's.
     received: Rc<RefCell<Vec<(u64, D)>>>,
+    /// (round, source worker) of every end of round received.
+    ended: Rc<RefCell<Vec<(u64, u32)>>>,
 }
 
 impl<D: ExchangeData + Clone> Shuffle<D> {
@@ -31,19 +49,32 @@ impl<D: ExchangeData + Clone> Shuffle<D> {
         let mut input = InputHandle::new();
         let probe = ProbeHandle::new();
         let received = Rc::new(RefCell::new(Vec::new()));
-        let sink = received.clone();
+        let ended = Rc::new(RefCell::new(Vec::new()));
+        let (sink, ends) = (received.clone(), ended.clone());
         let name = name.to_owned();
+        let route = move |e: &Envelope<D>| match e {
+            Envelope::Record(d) => dest(d),
+            Envelope::End(to, _) => *to as u64,
+        };
         worker.dataflow::<u64, _, _>(|scope| {
             scope
                 .input_from(&mut input)
                 .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(
-                    Exchange::new(dest),
+                    Exchange::new(route),
                     &name,
                     move |_, _| {
                         move |input, _output| {
-                            input.for_each(|cap, data: &mut Vec<D>| {
+                            input.for_each(|cap, data: &mut Vec<Envelope<D>>| {
                                 let round = cap.least().copied().unwrap_or_default();
-                                sink.borrow_mut().extend(data.drain(..).map(|d| (round, d)));
+                                let mut sink = sink.borrow_mut();
+                                for e in data.drain(..) {
+                                    match e {
+                                        Envelope::Record(d) => sink.push((round, d)),
+                                        Envelope::End(_, from) => {
+                                            ends.borrow_mut().push((round, from))
+                                        }
+                                    }
+                                }
                             });
                         }
                     },
@@ -51,24 +82,47 @@ impl<D: ExchangeData + Clone> Shuffle<D> {
                 .probe_with(&probe);
         });
         Shuffle {
+            name,
             input,
             probe,
             received,
+            ended,
         }
     }
 
     /// Sends one record (it travels when the worker steps).
     pub fn send(&mut self, record: D) {
-        self.input.send(record);
+        self.input.send(Envelope::Record(record));
     }
 
     /// Ends this round: waits until every worker's records of the round have arrived, and returns
-    /// them (in arrival order, which varies from run to run).
+    /// them (in arrival order, which varies from run to run). A round that outlasts the round
+    /// deadline ends the process, naming the workers (and processes) it still waits for.
     pub fn finish_round(&mut self, worker: &mut Worker) -> Vec<D> {
         let round = *self.input.time();
+        let (me, peers) = (worker.index() as u32, worker.peers() as u32);
+        for w in 0..peers {
+            self.input.send(Envelope::End(w, me));
+        }
         self.input.advance_to(round + 1);
-        let probe = &self.probe;
-        worker.step_or_park_while(None, || probe.less_than(&(round + 1)));
+        let limit = control::round_timeout();
+        let deadline = Instant::now() + limit;
+        while self.probe.less_than(&(round + 1)) {
+            worker.step_or_park(Some(DEADLINE_POLL));
+            if Instant::now() > deadline {
+                let ended = self.ended.borrow();
+                let waiting: Vec<usize> = (0..peers as usize)
+                    .filter(|&w| !ended.iter().any(|&(r, s)| r == round && s as usize == w))
+                    .collect();
+                control::give_up(format!(
+                    "round {round} of the exchange {} waited {:.0} s (--round-timeout-s) for {}",
+                    self.name,
+                    limit.as_secs_f64(),
+                    control::describe_workers(&waiting)
+                ));
+            }
+        }
+        self.ended.borrow_mut().retain(|&(r, _)| r > round);
         let mut received = self.received.borrow_mut();
         let (this, later): (Vec<_>, Vec<_>) = received.drain(..).partition(|(r, _)| *r == round);
         *received = later;

@@ -24,3 +24,33 @@ pub fn config(cluster: &Cluster) -> timely::Config {
         worker: timely::WorkerConfig::default(),
     }
 }
+
+/// Starts this process's workers of a cluster on connections already made ([`super::mesh`]): timely's
+/// own networking, from its public entry for ready sockets.
+pub fn start<T, F>(
+    cluster: &Cluster,
+    data: Vec<Option<std::net::TcpStream>>,
+    program: F,
+) -> Result<timely::communication::WorkerGuards<T>, String>
+where
+    T: Send + 'static,
+    F: Fn(&mut timely::worker::Worker) -> T + Send + Sync + 'static,
+{
+    use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
+    use timely::communication::allocator::{AllocatorBuilder, ProcessBuilder};
+    let hooks = timely::communication::Hooks::default();
+    let builders = ProcessBuilder::new_typed_vector(
+        cluster.threads,
+        hooks.refill.clone(),
+        hooks.spill.clone(),
+    );
+    let (tcp, guard) =
+        initialize_networking_from_sockets(builders, data, cluster.process, cluster.threads, hooks)
+            .map_err(|e| format!("starting the network: {e}"))?;
+    timely::execute::execute_from(
+        tcp.into_iter().map(AllocatorBuilder::Tcp).collect(),
+        Box::new(guard),
+        timely::WorkerConfig::default(),
+        program,
+    )
+}

@@ -1,6 +1,8 @@
-//! Fault injection for the failure tests: `REVISIT_FAIL_AT=phase[:worker[:exit]]` makes worker
-//! `worker` (default 0) panic (or end its process with status 3, as a killed machine would) when it
-//! reaches `phase` (read, solve, write). Never set it in production.
+//! Fault injection for the failure tests: `REVISIT_FAIL_AT=phase[:worker[:how]]` makes worker
+//! `worker` (default 0) panic when it reaches `phase` (read, solve, write, or published: just after
+//! the lead's swap), or with `how`: `exit` ends its process with status 3 (as a killed machine
+//! would), `stop` stops its process (SIGSTOP, as a frozen machine), `hang` blocks the worker while
+//! its process stays alive (a live process making no progress). Never set it in production.
 
 /// The environment variable that names the fail point.
 pub const FAIL_AT: &str = "REVISIT_FAIL_AT";
@@ -18,9 +20,26 @@ pub fn fail_point(phase: &str, index: usize) {
     if worker != index {
         return;
     }
-    if parts.next() == Some("exit") {
-        eprintln!("[revisit] {FAIL_AT}: worker {index} ends its process at {phase}");
-        std::process::exit(3);
+    match parts.next() {
+        Some("exit") => {
+            eprintln!("[revisit] {FAIL_AT}: worker {index} ends its process at {phase}");
+            std::process::exit(3);
+        }
+        Some("stop") => {
+            eprintln!("[revisit] {FAIL_AT}: worker {index} stops its process at {phase}");
+            // SAFETY: raising a signal at ourselves; no memory is involved.
+            unsafe {
+                libc::raise(libc::SIGSTOP);
+            }
+            return;
+        }
+        Some("hang") => {
+            eprintln!("[revisit] {FAIL_AT}: worker {index} hangs at {phase}");
+            loop {
+                std::thread::park();
+            }
+        }
+        _ => {}
     }
     panic!("{FAIL_AT}: worker {index} fails at {phase}");
 }

@@ -2,6 +2,7 @@
 //! spread over the workers), exchange rows by host, and arrange each worker's hosts into the
 //! solver's columns. Every worker ends with the same global counts, or with the same error.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -11,11 +12,13 @@ use serde::{Deserialize, Serialize};
 use super::arrange::{arrange, Arranged};
 use super::channel::{Reducer, Shuffle};
 use super::fail_point::fail_point;
-use super::keys::route;
+use super::keys::{route, url_id};
 use super::progress::Progress;
+use super::url_dedupe;
+use super::wire::claims::{self, Claim, ClaimBatch, LoserBatch};
 use super::wire::rows::RowBatch;
 use super::wire::{BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
-use crate::io::pages::{self, Reason, Rejected};
+use crate::io::pages::{self, Origin, Reason, Rejected};
 use crate::io::{hosts, inputs};
 use crate::plan::PagesPlan;
 use revisit_core::reduce::{AllReduce, Combine};
@@ -34,6 +37,8 @@ pub struct Loaded {
     pub rows_in: u64,
     /// Valid pages on all workers (duplicates removed).
     pub pages: u64,
+    /// Hosts (politeness keys) on all workers.
+    pub hosts: u64,
     /// Rejected rows on all workers, by reason (duplicates included).
     pub rejected_by_reason: [u64; Reason::ALL.len()],
     /// When reading ended and when arranging ended, on this worker.
@@ -48,26 +53,60 @@ impl Loaded {
     }
 }
 
+/// The exchanges of loading: rows to their host's worker, URL claims to their URL's worker, and
+/// the rows that lost their URL back to their host's worker.
+pub struct LoadChannels {
+    pub rows: Shuffle<RowBatch>,
+    claims: Shuffle<ClaimBatch>,
+    losers: Shuffle<LoserBatch>,
+}
+
+impl LoadChannels {
+    /// Builds the dataflows (in the same order on every worker).
+    pub fn new(worker: &mut timely::worker::Worker) -> Self {
+        LoadChannels {
+            rows: Shuffle::new(worker, "ByHost", |b: &RowBatch| b.dest as u64),
+            claims: Shuffle::new(worker, "ByUrl", |b: &ClaimBatch| b.dest as u64),
+            losers: Shuffle::new(worker, "Losers", |b: &LoserBatch| b.dest as u64),
+        }
+    }
+}
+
+/// Claims gathered before they are sent (about 1.5 MB).
+const CLAIMS_PER_BATCH: usize = 1 << 16;
+
 /// Reads, exchanges and arranges the page set of `plan`.
 ///
 /// Fails alike on every worker: the inputs (footers, schemas, hosts table) are read by every worker
 /// before any data moves, and read errors are agreed by an all-reduce.
 pub fn load(
     reducer: &mut Reducer<'_>,
-    pages_channel: &mut Shuffle<RowBatch>,
+    channels: &mut LoadChannels,
     plan: &PagesPlan,
     progress: &Progress,
 ) -> Result<Loaded> {
+    let pages_channel = &mut channels.rows;
     let index = reducer.worker.index();
     let peers = reducer.worker.peers();
     let specs = plan.inputs.clone();
     let files = inputs::expand(&specs)?;
-    let page_files = pages::open_all(&files)?;
+    let page_files = pages::open_all(&files, plan.politeness)?;
     let delays = match &plan.hosts {
-        Some(p) => hosts::read(p)?,
+        Some(p) => hosts::read(p, plan.politeness)?,
         None => Default::default(),
     };
     let units = pages::units(&page_files);
+    if files.len() as u64 > claims::MAX_FILES
+        || page_files
+            .iter()
+            .any(|f| f.row_groups.iter().sum::<u64>() >= claims::MAX_ROWS_PER_FILE)
+    {
+        bail!(
+            "more than {} input files, or a file of more than {} rows: merge or split the shards",
+            claims::MAX_FILES,
+            claims::MAX_ROWS_PER_FILE
+        );
+    }
     // per-URL refetch bounds travel only when some input file has them
     let with_intervals = page_files.iter().any(|f| f.has_intervals);
     let total_rows: u64 = units.iter().map(|u| u.rows).sum();
@@ -82,6 +121,13 @@ pub fn load(
     // Read: my row groups, rows sent on to their host's worker as they are read.
     fail_point("read", index);
     let mut outgoing: Vec<RowBatch> = (0..peers as u32).map(RowBatch::new).collect();
+    let mut claimed: Vec<ClaimBatch> = (0..peers as u32)
+        .map(|dest| ClaimBatch {
+            dest,
+            claims: Vec::new(),
+        })
+        .collect();
+    let claims_channel = &mut channels.claims;
     let mut rejected: Vec<Rejected> = Vec::new();
     let mut status = ReadStatus::default();
     let mine: Vec<usize> = (index..units.len()).step_by(peers).collect();
@@ -93,6 +139,19 @@ pub fn load(
             unit,
             |row| {
                 let dest = route(row.host.as_bytes(), peers) as usize;
+                let claim = Claim::new(url_id(row.url.as_bytes()), row.origin, dest as u32);
+                let judge = &mut claimed[claim.judge(peers) as usize];
+                judge.claims.push(claim);
+                if judge.claims.len() >= CLAIMS_PER_BATCH {
+                    let dest = judge.dest;
+                    claims_channel.send(std::mem::replace(
+                        judge,
+                        ClaimBatch {
+                            dest,
+                            claims: Vec::with_capacity(CLAIMS_PER_BATCH),
+                        },
+                    ));
+                }
                 let batch = &mut outgoing[dest];
                 batch.push(
                     row.url,
@@ -130,8 +189,29 @@ pub fn load(
     for batch in outgoing.into_iter().filter(|b| !b.is_empty()) {
         pages_channel.send(batch.sealed());
     }
+    for batch in claimed.into_iter().filter(|b| !b.claims.is_empty()) {
+        claims_channel.send(batch);
+    }
     let read_done = Instant::now();
     let received = pages_channel.finish_round(reducer.worker);
+    // Rows that repeat a URL under any host: judged at the URL's worker, told to the row's.
+    let judged = claims_channel.finish_round(reducer.worker);
+    let losers = url_dedupe::judge(judged.into_iter().flat_map(|b| b.claims).collect(), peers);
+    for (dest, origins) in losers.into_iter().enumerate() {
+        if !origins.is_empty() {
+            channels.losers.send(LoserBatch {
+                dest: dest as u32,
+                origins,
+            });
+        }
+    }
+    let lost: HashSet<Origin> = channels
+        .losers
+        .finish_round(reducer.worker)
+        .into_iter()
+        .flat_map(|b| b.origins)
+        .map(claims::unpack)
+        .collect();
     for r in &rejected {
         status.rejected[reason_slot(r.reason)] += 1;
     }
@@ -146,10 +226,11 @@ pub fn load(
         received.len(),
         received.iter().map(|b| b.text.len()).sum::<usize>() >> 20
     ));
-    let arranged = arrange(received, &delays, plan);
+    let arranged = arrange(received, &delays, plan, &lost);
     let counts = reducer.all_reduce(match &arranged {
         Ok(a) => Counts {
             pages: a.pages.len() as u64,
+            hosts: a.pages.hosts() as u64,
             duplicates: a.duplicates.len() as u64,
             error: None,
         },
@@ -186,6 +267,7 @@ pub fn load(
         rejected,
         rows_in: status.rows,
         pages: counts.pages,
+        hosts: counts.hosts,
         rejected_by_reason,
         read_done,
         arrange_done: Instant::now(),
@@ -221,6 +303,7 @@ impl Combine for ReadStatus {
 #[derive(Clone, Default, Serialize, Deserialize)]
 struct Counts {
     pages: u64,
+    hosts: u64,
     duplicates: u64,
     /// A worker whose rows did not make pages.
     error: Option<String>,
@@ -229,6 +312,7 @@ struct Counts {
 impl Combine for Counts {
     fn combine(&mut self, o: Self) {
         self.pages += o.pages;
+        self.hosts += o.hosts;
         self.duplicates += o.duplicates;
         self.error = self.error.take().or(o.error);
     }

@@ -8,7 +8,7 @@ use timely::ExchangeData;
 
 use super::channel::{Reducer, Shuffle};
 use super::keys::{route, url_id};
-use crate::io::host_name::{host_of, normalize};
+use crate::io::politeness_key::PolitenessKey;
 use crate::io::rates_in::InvalidRate;
 
 /// (url key, value) pairs in one message between workers.
@@ -18,9 +18,10 @@ const PAIRS_PER_MESSAGE: usize = 1 << 16;
 pub type KeyedMessage<V = f64> = (u32, Vec<(u128, V)>);
 
 /// Reads `units` of a (url, host, value) table with `read_unit` and sends each (url key, value) to
-/// the worker of its host (the host column, else the URL's); returns what this worker received
+/// the worker of its politeness key (from the host column, else the URL); returns what this worker received
 /// and the read status every worker agrees on. Fails alike on every worker.
 pub fn route_keyed<U: Copy, V: ExchangeData + Clone>(
+    politeness: PolitenessKey,
     reducer: &mut Reducer<'_>,
     channel: &mut Shuffle<KeyedMessage<V>>,
     units: &[U],
@@ -40,15 +41,15 @@ pub fn route_keyed<U: Copy, V: ExchangeData + Clone>(
         let result = read_unit(
             unit,
             &mut |url, host, value| {
-                let host = match host {
-                    Some(h) => normalize(h),
-                    None => match host_of(url) {
-                        Some(h) => h,
-                        None => {
-                            unmatched += 1; // no host: it cannot be any page's URL
-                            return;
-                        }
-                    },
+                // the politeness key the pages were routed by (a table's own host column holds
+                // the key when it came from `run`; with ip-column, it must)
+                let host = match politeness {
+                    PolitenessKey::IpColumn => host.and_then(|h| politeness.table_value(h)),
+                    key => key.of(url, host, None).ok().map(|k| k.into_owned()),
+                };
+                let Some(host) = host else {
+                    unmatched += 1; // no key: it cannot be any page's URL
+                    return;
                 };
                 let dest = route(host.as_bytes(), peers) as usize;
                 outgoing[dest].push((url_id(url.as_bytes()), value));

@@ -11,10 +11,9 @@ use revisit_core::reduce::AllReduce;
 use revisit_core::solve::sweep::{sweep, SweepPlan};
 use timely::worker::Worker;
 
-use super::channel::{Reducer, Shuffle};
-use super::load::load;
+use super::channel::Reducer;
+use super::load::{load, LoadChannels};
 use super::progress::Progress;
-use super::wire::rows::RowBatch;
 use crate::io::manifest::{FileEntry, Manifest};
 use crate::io::{plot, publish, schema, sweep_table};
 use crate::plan::sweep::SweepJob;
@@ -28,7 +27,7 @@ pub fn worker(worker: &mut Worker, plan: &SweepJob) -> Result<Option<SweepSummar
     let peers = worker.peers();
     let progress = Progress::new(lead && !plan.quiet, started);
     publish::check_replaceable(&plan.out)?;
-    let mut pages_channel = Shuffle::<RowBatch>::new(worker, "ByHost", |b| b.dest as u64);
+    let mut pages_channel = LoadChannels::new(worker);
     let mut reducer = Reducer::new(worker);
     let loaded = load(&mut reducer, &mut pages_channel, &plan.pages, &progress)?;
     let load_done = Instant::now();
@@ -79,7 +78,8 @@ pub fn worker(worker: &mut Worker, plan: &SweepJob) -> Result<Option<SweepSummar
 
 /// Writes the lead's files into a staging folder and publishes it.
 fn write(plan: &SweepJob, mut summary: SweepSummary, started: Instant) -> Result<SweepSummary> {
-    let staging = publish::staging_dir(&plan.out, &format!("{:016x}", std::process::id()));
+    let run_id = crate::io::out_lock::new_run_id();
+    let staging = publish::staging_dir(&plan.out, &run_id);
     std::fs::create_dir_all(&staging).with_context(|| format!("creating {}", staging.display()))?;
     let metadata = vec![
         ("revisit.version".to_owned(), VERSION.to_owned()),
@@ -108,6 +108,7 @@ fn write(plan: &SweepJob, mut summary: SweepSummary, started: Instant) -> Result
         &plan.out,
         &Manifest {
             version: VERSION.to_owned(),
+            run_id,
             files,
         },
     )?;

@@ -5,6 +5,7 @@
 
 pub mod cluster;
 pub mod evaluate;
+pub mod fingerprint;
 pub mod pages;
 pub mod run;
 pub mod sweep;

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use revisit_core::units::Seconds;
 
+pub use crate::io::politeness_key::PolitenessKey;
+
 /// Folder of the sample page set shipped in the repository (read when no input is given).
 pub const SAMPLE_PAGES: &str = "data/pages";
 /// Hosts table of the sample.
@@ -27,6 +29,8 @@ pub struct PagesPlan {
     /// `importance` is Frontera's value of a new version: the solver's importance is w x change
     /// rate ([`PagesPlan::importance`]).
     pub value_per_change: bool,
+    /// Which rows share a politeness cap.
+    pub politeness: PolitenessKey,
 }
 
 impl PagesPlan {

@@ -14,6 +14,9 @@ use super::{Cluster, PagesPlan};
 /// The bandwidth when none is given: one fetch per URL every five days, on average.
 pub const DEFAULT_BANDWIDTH_PER_URL: f64 = 0.2;
 
+/// Crawlers when none are given; also as many as a run may have beyond its hosts (some idle).
+pub const DEFAULT_CRAWLERS: u32 = 10;
+
 /// Total crawl bandwidth, as given: fetches per day, or a multiple of the number of valid URLs
 /// (known only once the pages are read).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -54,6 +57,20 @@ pub struct RunPlan {
 }
 
 impl RunPlan {
+    /// Refuses more crawlers than hosts (beyond the default fleet): a crawler without hosts gets
+    /// empty partitions, and `--crawlers 100000` on 100 hosts would write 100,000 files for nothing.
+    pub fn check_crawlers(&self, hosts: u64) -> anyhow::Result<()> {
+        if self.crawlers as u64 > hosts.max(DEFAULT_CRAWLERS as u64) {
+            anyhow::bail!(
+                "--crawlers {} is more than the {hosts} hosts of the input: each host has exactly one crawler, so at most {} crawlers get work; give --crawlers {} or fewer",
+                self.crawlers,
+                hosts,
+                hosts.max(DEFAULT_CRAWLERS as u64)
+            );
+        }
+        Ok(())
+    }
+
     /// What the integer visits pursue: [`VisitObjective::wanted_for`] the run's objective.
     pub fn visit_objective(&self) -> VisitObjective {
         VisitObjective::wanted_for(self.objective)
@@ -213,9 +230,42 @@ impl TimetablePlan {
     }
 }
 
+/// The output folder as an absolute path without `.` or `..` (what every process of a cluster
+/// compares, and what the lock and the staging folder sit beside).
+pub fn output_folder(out: &std::path::Path) -> anyhow::Result<PathBuf> {
+    use std::path::Component;
+    let absolute =
+        std::path::absolute(out).map_err(|e| anyhow::anyhow!("--out {}: {e}", out.display()))?;
+    let mut clean = PathBuf::new();
+    for c in absolute.components() {
+        match c {
+            Component::ParentDir => {
+                clean.pop();
+            }
+            Component::CurDir => {}
+            c => clean.push(c),
+        }
+    }
+    Ok(clean)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_output_folder_is_absolute_and_clean() {
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(
+            output_folder(std::path::Path::new("out")).unwrap(),
+            cwd.join("out")
+        );
+        assert_eq!(
+            output_folder(std::path::Path::new("./a/../out/")).unwrap(),
+            cwd.join("out")
+        );
+        assert_eq!(output_folder(std::path::Path::new(".")).unwrap(), cwd);
+    }
 
     #[test]
     fn a_per_url_bandwidth_scales_with_the_pages() {

@@ -16,9 +16,8 @@ use crate::io::rates_in::{self, RatesUnit};
 use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
 use crate::job::keys::url_id;
-use crate::job::load::load;
+use crate::job::load::{load, LoadChannels};
 use crate::job::progress::Progress;
-use crate::job::wire::rows::RowBatch;
 use crate::plan::evaluate::EvaluatePlan;
 use crate::report::evaluate::Evaluation;
 use crate::report::run::VERSION;
@@ -32,7 +31,7 @@ pub fn worker(
     let started = Instant::now();
     let (index, peers) = (worker.index(), worker.peers());
     let progress = Progress::new(index == 0 && !plan.quiet, started);
-    let mut pages_channel = Shuffle::<RowBatch>::new(worker, "ByHost", |b| b.dest as u64);
+    let mut pages_channel = LoadChannels::new(worker);
     let mut rates_channel = Shuffle::<KeyedMessage>::new(worker, "RatesByHost", |m| m.0 as u64);
     let mut reducer = Reducer::new(worker);
     // Every worker opens the rates files first: a bad one fails everywhere before any data moves.
@@ -43,6 +42,7 @@ pub fn worker(
     let units = rates_in::units(&rate_files);
     let mine: Vec<RatesUnit> = units.iter().copied().skip(index).step_by(peers).collect();
     let (received, status) = route_keyed(
+        plan.pages.politeness,
         &mut reducer,
         &mut rates_channel,
         &mine,

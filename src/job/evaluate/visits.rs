@@ -28,9 +28,8 @@ use crate::io::visits_in::{self, HorizonSource, VisitsFile, VisitsUnit};
 use crate::job::arrange::{Arranged, URL_PREFETCH_DISTANCE};
 use crate::job::channel::{Reducer, Shuffle};
 use crate::job::keys::{url_id, url_key};
-use crate::job::load::load;
+use crate::job::load::{load, LoadChannels};
 use crate::job::progress::Progress;
-use crate::job::wire::rows::RowBatch;
 use crate::plan::evaluate::{EvaluatePlan, MonteCarloPlan, OBJECTIVES};
 use crate::report::evaluate::{worse, ImpoliteHost, MonteCarlo, VisitsEvaluation, VisitsReport};
 use crate::report::run::VERSION;
@@ -50,7 +49,7 @@ pub fn worker(
     let (index, peers) = (worker.index(), worker.peers());
     let progress = Progress::new(index == 0 && !plan.quiet, started);
     let horizon = plan.pages.horizon;
-    let mut pages_channel = Shuffle::<RowBatch>::new(worker, "ByHost", |b| b.dest as u64);
+    let mut pages_channel = LoadChannels::new(worker);
     let mut visits_channel = Shuffle::<KeyedMessage>::new(worker, "VisitsByHost", |m| m.0 as u64);
     let mut reducer = Reducer::new(worker);
     let loaded = load(&mut reducer, &mut pages_channel, &plan.pages, &progress)?;
@@ -59,6 +58,7 @@ pub fn worker(
     let units = visits_in::units(files);
     let mine: Vec<VisitsUnit> = units.iter().copied().skip(index).step_by(peers).collect();
     let (received, status) = route_keyed(
+        plan.pages.politeness,
         &mut reducer,
         &mut visits_channel,
         &mine,

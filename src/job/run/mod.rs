@@ -18,11 +18,12 @@ use anyhow::{Context, Result};
 use timely::worker::Worker;
 
 use super::channel::{Reducer, Shuffle};
-use super::load::{load, Loaded};
+use super::control::{self, Publication};
+use super::load::{load, LoadChannels, Loaded};
 use super::progress::Progress;
-use super::wire::{due::DueBatch, rated::RatedBatch, rows::RowBatch, visits::VisitBatch};
+use super::wire::{due::DueBatch, rated::RatedBatch, visits::VisitBatch};
 use crate::io::manifest::Manifest;
-use crate::io::publish;
+use crate::io::{publish, verify};
 use crate::plan::run::{RunPlan, TimetableMode};
 use crate::report::run::{
     PhaseSeconds, RollingFacts, RunFacts, ScheduleFacts, Summary, TimetableFacts, VisitsFacts,
@@ -36,17 +37,19 @@ use write::Written;
 
 pub use write::crawler_digits;
 
-/// Runs worker `worker`'s share of `plan`; the lead (worker 0) publishes and returns the summary.
-pub fn worker(worker: &mut Worker, plan: &RunPlan) -> Result<Option<Summary>> {
+/// Runs worker `worker`'s share of `plan` as run `run_id` (the lead took the lock on the output);
+/// the lead (worker 0) publishes, tells every process, and returns the summary.
+pub fn worker(worker: &mut Worker, plan: &RunPlan, run_id: &str) -> Result<Option<Summary>> {
     let progress = Progress::new(worker.index() == 0 && !plan.quiet, Instant::now());
-    publish::check_replaceable(&plan.out)?;
     let mut channels = Channels::new(worker, plan);
     let mut reducer = Reducer::new(worker);
     let loaded = load(&mut reducer, &mut channels.pages, &plan.pages, &progress)?;
+    plan.check_crawlers(loaded.hosts)?;
     let known = state::known(
         &mut reducer,
         &mut channels.state,
         &plan.schedule,
+        plan.pages.politeness,
         &loaded.arranged,
         &progress,
     )?;
@@ -62,18 +65,32 @@ pub fn worker(worker: &mut Worker, plan: &RunPlan) -> Result<Option<Summary>> {
         schedule: &schedule,
         night: night.as_ref(),
     };
-    let written = write::write(&mut reducer, &mut channels, plan, &phases, &progress)?;
+    let written = write::write(
+        &mut reducer,
+        &mut channels,
+        plan,
+        &phases,
+        run_id,
+        &progress,
+    )?;
+    control::publication_begins(Publication {
+        staging: written.staging.clone(),
+        out: plan.out.clone(),
+        run_id: run_id.to_owned(),
+    });
     if reducer.worker.index() != 0 {
         return Ok(None);
     }
     let workers = reducer.worker.peers() / plan.cluster.processes();
-    summarize(plan, phases, written, &progress, workers).map(Some)
+    let summary = summarize(plan, phases, written, &progress, workers, run_id);
+    control::announce(summary.as_ref().map(|_| ()).map_err(|e| format!("{e:#}")));
+    summary.map(Some)
 }
 
 /// The dataflows of a run, built in the same order on every worker.
 pub struct Channels {
-    /// Input rows to their host's worker.
-    pub pages: Shuffle<RowBatch>,
+    /// Input rows to their host's worker (and URL claims).
+    pub pages: LoadChannels,
     /// The previous night's state and the fetch logs to their host's worker (when given).
     pub state: StateChannels,
     /// Solved rows to their crawler's writer.
@@ -90,7 +107,7 @@ impl Channels {
     fn new(worker: &mut Worker, plan: &RunPlan) -> Self {
         let mode = plan.timetable.as_ref().map(|t| t.mode);
         Channels {
-            pages: Shuffle::new(worker, "ByHost", |b| b.dest as u64),
+            pages: LoadChannels::new(worker),
             state: StateChannels::new(worker, &plan.schedule),
             rated: Shuffle::new(worker, "ByCrawler", |b| b.dest as u64),
             visits: matches!(mode, Some(TimetableMode::Cyclic(_)))
@@ -148,13 +165,15 @@ pub struct Phases<'a> {
     night: Option<&'a Night>,
 }
 
-/// The lead's last phase: the summary, written beside the tables, and the staging folder published.
+/// The lead's last phase: the summary, written beside the tables, every file checked as the lead
+/// sees it, and the staging folder published.
 fn summarize(
     plan: &RunPlan,
     p: Phases,
     written: Written,
     progress: &Progress,
     workers: usize,
+    run_id: &str,
 ) -> Result<Summary> {
     let write_done = Instant::now();
     let started = progress.started();
@@ -213,13 +232,33 @@ fn summarize(
     .context("writing summary.json")?;
     let mut files = written.files;
     files.sort();
-    publish::publish(
-        &written.staging,
-        &plan.out,
-        &Manifest {
-            version: VERSION.to_owned(),
-            files,
-        },
-    )?;
+    let cluster = &plan.cluster;
+    let peers = workers * cluster.processes();
+    let writer = |path: &str| {
+        let crawler = path
+            .split('/')
+            .find_map(|part| part.strip_prefix("crawler="))
+            .and_then(|c| c.parse::<usize>().ok());
+        let w = crawler.map_or(0, |c| c % peers.max(1));
+        format!("worker {w} of {}", cluster.name(cluster.process_of(w)))
+    };
+    let published = verify::verify(&written.staging, &files, writer).and_then(|()| {
+        control::swap(|| {
+            publish::publish(
+                &written.staging,
+                &plan.out,
+                &Manifest {
+                    version: VERSION.to_owned(),
+                    run_id: run_id.to_owned(),
+                    files,
+                },
+            )
+        })
+    });
+    if let Err(e) = published {
+        std::fs::remove_dir_all(&written.staging).ok();
+        return Err(e);
+    }
+    super::fail_point::fail_point("published", 0);
     Ok(summary)
 }

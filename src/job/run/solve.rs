@@ -42,6 +42,13 @@ pub fn solve(
             "round {round}: multiplier {price:.12e}, spend/bandwidth - 1 = {gap:+.3e}"
         ))
     })?;
+    if !solution.converged {
+        anyhow::bail!(
+            "the multiplier search did not converge in {} rounds (bandwidth {bandwidth:e} fetches/day; the rates would sum to {:e}): nothing published. A bandwidth this far from what the pages can use, or pages whose rates jump between adjacent prices, defeat the search; change --bandwidth",
+            revisit_core::solve::multiplier::MAX_ROUNDS,
+            solution.bandwidth_used
+        );
+    }
     let (value, objective) = value_of_rates(&problem, &solution.rates);
     let mut intervals = IntervalCounts::default();
     for h in 0..problem.hosts() {

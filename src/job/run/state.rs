@@ -8,6 +8,7 @@ use revisit_core::reduce::AllReduce;
 
 use crate::io::fetched_in::{self, LogUnit};
 use crate::io::inputs;
+use crate::io::politeness_key::PolitenessKey;
 use crate::io::rates_in::InvalidRate;
 use crate::io::state_in::{self, StateUnit};
 use crate::job::arrange::{Arranged, URL_PREFETCH_DISTANCE};
@@ -68,6 +69,7 @@ pub fn known(
     reducer: &mut Reducer<'_>,
     channels: &mut StateChannels,
     plan: &SchedulePlan,
+    politeness: PolitenessKey,
     arranged: &Arranged,
     progress: &Progress,
 ) -> Result<Known> {
@@ -107,6 +109,7 @@ pub fn known(
         let units = state_in::units(prev);
         let mine: Vec<StateUnit> = units.iter().copied().skip(index).step_by(peers).collect();
         let (received, status) = route_keyed(
+            politeness,
             reducer,
             channel,
             &mine,
@@ -144,6 +147,7 @@ pub fn known(
         let units = fetched_in::units(&logs);
         let mine: Vec<LogUnit> = units.iter().copied().skip(index).step_by(peers).collect();
         let (received, status) = route_keyed(
+            politeness,
             reducer,
             channel,
             &mine,

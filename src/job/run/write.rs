@@ -53,6 +53,7 @@ pub fn write(
     channels: &mut Channels,
     plan: &RunPlan,
     p: &Phases,
+    run_id: &str,
     progress: &Progress,
 ) -> Result<Written> {
     let (loaded, solved, assigned, night) = (p.loaded, p.solved, p.assigned, p.night);
@@ -67,9 +68,8 @@ pub fn write(
     ));
     let gathered = channels.gather.finish_round(reducer.worker);
 
-    // The staging folder every worker agrees on.
-    let run_id = reducer.all_reduce(RunId(run_id_candidate()));
-    let staging = publish::staging_dir(&plan.out, &format!("{:016x}", run_id.0));
+    // The staging folder of the run every process agreed on.
+    let staging = publish::staging_dir(&plan.out, run_id);
     let metadata = file_metadata(plan, solved);
     let visit_metadata = night.map(|n| visits_metadata(&metadata, n));
     let mut files = Vec::new();
@@ -431,24 +431,6 @@ fn visits_metadata(metadata: &[(String, String)], night: &Night) -> Vec<(String,
     }
     m.push(("revisit.units.visits".into(), schema::VISITS_UNITS.into()));
     m
-}
-
-/// A candidate run id: the clock and the process id (the largest candidate wins).
-fn run_id_candidate() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    nanos ^ ((std::process::id() as u64) << 48)
-}
-
-#[derive(Clone, Default, Serialize, Deserialize)]
-struct RunId(u64);
-
-impl Combine for RunId {
-    fn combine(&mut self, o: Self) {
-        self.0 = self.0.max(o.0);
-    }
 }
 
 /// What every worker ends the write phase with: its first error, its files and its totals.

@@ -1,7 +1,9 @@
 //! What workers send each other, in columnar batches: input rows to their host's worker
-//! ([`rows`]), solved rows to their crawler's writer ([`rated`]), visited hosts to their crawler's
-//! timetable writer ([`visits`] for a cyclic night, [`due`] for a rolling one).
+//! ([`rows`]), URL claims to find URLs listed under several hosts ([`claims`]), solved rows to
+//! their crawler's writer ([`rated`]), visited hosts to their crawler's timetable writer
+//! ([`visits`] for a cyclic night, [`due`] for a rolling one).
 
+pub mod claims;
 pub mod due;
 pub mod rated;
 pub mod rows;

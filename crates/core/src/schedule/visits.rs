@@ -168,6 +168,57 @@ pub fn page_steps(
 }
 
 /// [`page_steps`] reading the page's gains from `gains` (which may hold some already).
+/// The least `j >= from` where `ok` fails, for `ok` true then false as `j` grows (and false at
+/// u32::MAX): doubling steps, then bisection.
+fn first_false(from: u32, mut ok: impl FnMut(u32) -> bool) -> u32 {
+    if !ok(from) {
+        return from;
+    }
+    let (mut lo, mut step) = (from, 1u32);
+    let mut hi = loop {
+        let next = lo.saturating_add(step);
+        if !ok(next) {
+            break next;
+        }
+        lo = next;
+        step = step.saturating_mul(2);
+    };
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if ok(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
+
+/// The greatest `j <= from` where `ok` holds, for `ok` true then false as `j` grows (and true at 0).
+fn last_true(from: u32, mut ok: impl FnMut(u32) -> bool) -> u32 {
+    if ok(from) {
+        return from;
+    }
+    let (mut hi, mut step) = (from, 1u32);
+    let mut lo = loop {
+        let next = hi.saturating_sub(step);
+        if ok(next) {
+            break next;
+        }
+        hi = next;
+        step = step.saturating_mul(2);
+    };
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if ok(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 fn page_steps_from(mut gains: Gains, cap: u32, price: f64) -> PageSteps {
     let (importance, change_rate, horizon_days) =
         (gains.importance, gains.change_rate, gains.horizon_days);
@@ -203,17 +254,15 @@ fn page_steps_from(mut gains: Gains, cap: u32, price: f64) -> PageSteps {
     } else {
         cap
     };
-    while k < cap && gain(k + 1) > price {
-        k += 1;
-    }
-    while k > 0 && gain(k) <= price {
-        k -= 1;
+    // Gains fall with k (concavity): gallop from the guess, then bisect, so that a page's cost is
+    // logarithmic in its visits (a walk one visit at a time made the timetable's cost grow with the
+    // bandwidth when the bandwidth far exceeds what the caps let pages use).
+    k = first_false(k, |j| j < cap && gain(j + 1) > price);
+    if k > 0 && gain(k) <= price {
+        k = last_true(k, |j| j == 0 || gain(j) > price);
     }
     let right = k;
-    let mut left = right;
-    while left < cap && gain(left + 1) >= price {
-        left += 1;
-    }
+    let left = first_false(right, |j| j < cap && gain(j + 1) >= price);
     let slope = if relaxed > 0.0 && relaxed < cap as f64 {
         fixed_interval::slope(importance, change_rate, rate_price, rho)
             * horizon_days

@@ -18,6 +18,8 @@ pub struct HostPrice {
     pub demand: f64,
     /// Local evaluations used to find theta_h.
     pub rounds: u32,
+    /// Whether theta_h met the cap (false: its search stopped at its round cap).
+    pub converged: bool,
 }
 
 /// Prices host `h` given the global multiplier `nu` and the global step share `fill`.
@@ -28,7 +30,12 @@ pub fn price_host(problem: &Problem, h: usize, nu: f64, fill: f64) -> HostPrice 
 /// [`price_host`] given the host's demand `d` at `nu` (as the last round of the search computed it).
 pub fn price_host_from(problem: &Problem, h: usize, nu: f64, fill: f64, d: Demand) -> HostPrice {
     let cap = problem.cap(h);
-    let at_nu = d.right + fill * (d.left - d.right);
+    // (no step at nu: the demand as it is, also when it is unbounded, at nu = 0)
+    let at_nu = if d.left == d.right {
+        d.right
+    } else {
+        d.right + fill * (d.left - d.right)
+    };
     if at_nu <= cap {
         return HostPrice {
             price: nu,
@@ -36,6 +43,7 @@ pub fn price_host_from(problem: &Problem, h: usize, nu: f64, fill: f64, d: Deman
             capped: false,
             demand: at_nu,
             rounds: 0,
+            converged: true,
         };
     }
     let observe = |price: f64| {
@@ -65,6 +73,7 @@ pub fn price_host_from(problem: &Problem, h: usize, nu: f64, fill: f64, d: Deman
                     capped: true,
                     demand: at_nu,
                     rounds: search.rounds(),
+                    converged: !search.exhausted(),
                 };
             }
         }

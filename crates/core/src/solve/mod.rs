@@ -56,6 +56,9 @@ pub struct Solution {
     pub fill: f64,
     /// Rounds of the global search (each one all-reduce).
     pub rounds: u32,
+    /// Whether every search met its target (the global one, and every capped host's on every
+    /// worker); false: a search stopped at its round cap, and the rates are not a solution.
+    pub converged: bool,
     /// Fetches per day that pages and hosts could take at price 0 (may be +inf).
     pub max_spend: f64,
     /// Fetches per day the rates use in total (exact sum over all workers).
@@ -72,11 +75,14 @@ pub struct Solution {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 struct Totals {
     used: ExactSum,
+    /// Capped hosts whose own search stopped at its round cap.
+    hosts_not_converged: u64,
 }
 
 impl Combine for Totals {
     fn combine(&mut self, other: Self) {
         self.used.merge(&other.used);
+        self.hosts_not_converged += other.hosts_not_converged;
     }
 }
 
@@ -107,26 +113,54 @@ pub fn solve_from<R: AllReduce>(
     let mut budgets = Vec::with_capacity(problem.hosts());
     let mut used = ExactSum::new();
     for (h, hp) in priced.hosts.iter().enumerate() {
+        let first = rates.len();
         let mut budget = 0.0;
         for i in problem.host_pages(h) {
             let r = page_rate(problem, h, i, hp.price, hp.fill);
             rates.push(r);
             budget += r;
         }
+        if hp.capped && budget > problem.cap(h) {
+            budget = within_cap(&mut rates[first..], problem.cap(h));
+        }
         used.add(budget);
         budgets.push(budget);
     }
-    let totals = reduce.all_reduce(Totals { used });
+    let hosts_not_converged = priced.hosts.iter().filter(|h| !h.converged).count() as u64;
+    let totals = reduce.all_reduce(Totals {
+        used,
+        hosts_not_converged,
+    });
     Ok(Solution {
         multiplier: priced.multiplier,
         fill: priced.fill,
         rounds: priced.rounds,
+        converged: priced.converged && totals.hosts_not_converged == 0,
         max_spend: priced.max_spend,
         bandwidth_used: totals.used.value(),
         hosts: priced.hosts,
         budgets,
         rates,
     })
+}
+
+/// Scales a capped host's `rates` down until their sum, in order, is at most `cap` (rounding can put
+/// the sum of rates priced exactly at the cap a few ulps above it); returns that sum.
+fn within_cap(rates: &mut [f64], cap: f64) -> f64 {
+    let original: Vec<f64> = rates.to_vec();
+    let total: f64 = original.iter().sum();
+    let mut factor = cap / total;
+    loop {
+        let mut sum = 0.0;
+        for (r, &o) in rates.iter_mut().zip(&original) {
+            *r = o * factor;
+            sum += *r;
+        }
+        if sum <= cap {
+            return sum;
+        }
+        factor = f64::from_bits(factor.to_bits() - 1);
+    }
 }
 
 /// The prices of a solve: the global multiplier and every local host's own price.
@@ -138,6 +172,8 @@ pub struct Priced {
     pub fill: f64,
     /// Rounds of the global search.
     pub rounds: u32,
+    /// Whether the global search met its target (false: it stopped at its round cap).
+    pub converged: bool,
     /// Fetches per day that pages and hosts could take at price 0 (may be +inf).
     pub max_spend: f64,
     /// Per local host: its price, share, whether capped, its demand at nu.
@@ -261,6 +297,7 @@ pub fn price_seeded<R: AllReduce>(
         multiplier,
         fill,
         rounds: search.rounds() - seeded,
+        converged: !search.exhausted(),
         max_spend,
         hosts,
         uncapped,

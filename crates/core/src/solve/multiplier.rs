@@ -64,6 +64,8 @@ pub struct MultiplierSearch {
     /// |ln(spend/target)| of the last three observations, to force a bisection when progress stalls.
     gaps: [f64; 3],
     rounds: u32,
+    /// Whether the search stopped at [`MAX_ROUNDS`] rather than at the target.
+    exhausted: bool,
 }
 
 impl MultiplierSearch {
@@ -95,6 +97,7 @@ impl MultiplierSearch {
             latest: None,
             gaps: [f64::INFINITY; 3],
             rounds: 0,
+            exhausted: false,
         };
         if max_spend <= target * (1.0 + TOLERANCE) {
             // Everything the pages and hosts can take is at most the target: price 0.
@@ -121,6 +124,12 @@ impl MultiplierSearch {
         self.rounds
     }
 
+    /// Whether the search ended at its round cap, its answer off the target: the spend function
+    /// defeated the safeguards (a caller must not present the answer as a solution).
+    pub fn exhausted(&self) -> bool {
+        self.exhausted
+    }
+
     /// Takes an evaluation and says what to do next.
     pub fn observe(&mut self, o: Observation) -> Next {
         self.rounds += 1;
@@ -129,6 +138,7 @@ impl MultiplierSearch {
             return Next::Converged(o);
         }
         if self.rounds >= MAX_ROUNDS {
+            self.exhausted = true;
             let gap = |x: &Observation| (x.right - t).abs().min((x.left - t).abs());
             let best = [o, self.lo, self.hi]
                 .into_iter()
@@ -339,6 +349,39 @@ mod tests {
         // and a target on the smooth part just beside the step is not mistaken for it
         let (o, _) = drive(4.75, f64::INFINITY, 0.1, f);
         assert!((o.price - 4.0 / 3.0).abs() < 1e-12, "{o:?}");
+    }
+
+    #[test]
+    fn a_search_that_cannot_meet_its_target_says_so() {
+        // spend jumps from far above to far below the target between every pair of prices a
+        // search can try (as at a bandwidth of 5e-324): it must end, and say it did not converge
+        let flip = |p: f64| {
+            let v = if p < 1.0 { 1e300 } else { 0.0 };
+            Observation {
+                price: p,
+                right: v,
+                left: v,
+                slope: 0.0,
+                next_above: f64::INFINITY,
+                next_below: 0.0,
+            }
+        };
+        let (mut s, mut next) = MultiplierSearch::new(5e-324, f64::INFINITY, 1.0);
+        for _ in 0..=MAX_ROUNDS {
+            match next {
+                Next::Evaluate(p) => next = s.observe(flip(p)),
+                Next::Converged(_) => break,
+            }
+        }
+        assert!(matches!(next, Next::Converged(_)));
+        let (o, _) = drive(10.0, f64::INFINITY, 1.0, smooth(3.0, 0.7));
+        assert!(o.right > 0.0);
+        let (mut fine, _) = MultiplierSearch::new(10.0, f64::INFINITY, 1.0);
+        fine.observe(smooth(3.0, 0.7)(1.0));
+        assert!(!fine.exhausted());
+        if s.rounds() >= MAX_ROUNDS {
+            assert!(s.exhausted());
+        }
     }
 
     #[test]
