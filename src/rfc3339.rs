@@ -1,5 +1,6 @@
 //! RFC 3339 timestamps (`2026-11-23T00:00:00Z`, `2026-11-23T01:30:00.5+01:00`) to microseconds since
-//! the Unix epoch, for `--start`. Only what RFC 3339 §5.6 allows; leap seconds are refused.
+//! the Unix epoch, for `--start`, and back (UTC), for the time a run started. Only what RFC 3339
+//! §5.6 allows; leap seconds are refused.
 
 /// Microseconds since 1970-01-01T00:00:00Z of an RFC 3339 date-time.
 pub fn parse_micros(text: &str) -> Result<i64, String> {
@@ -81,6 +82,43 @@ pub fn parse_micros(text: &str) -> Result<i64, String> {
     Ok(seconds * 1_000_000 + micros)
 }
 
+/// The UTC date-time of `micros` since the epoch, to the microsecond (`2026-11-23T00:00:00.250000Z`;
+/// whole seconds without a fraction).
+pub fn format_micros(micros: i64) -> String {
+    let seconds = micros.div_euclid(1_000_000);
+    let fraction = micros.rem_euclid(1_000_000);
+    let (days, of_day) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    let (hh, mm, ss) = (of_day / 3600, of_day / 60 % 60, of_day % 60);
+    if fraction == 0 {
+        format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
+    } else {
+        format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}.{fraction:06}Z")
+    }
+}
+
+/// Now, in microseconds since the epoch (0 if the clock is before it).
+pub fn now_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+/// The proleptic Gregorian date of a day count from 1970-01-01 (the inverse of
+/// [`days_from_civil`], same source).
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
 /// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant, "chrono-Compatible Low-Level
 /// Date Algorithms").
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
@@ -95,7 +133,30 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_micros;
+    use super::{format_micros, parse_micros};
+
+    #[test]
+    fn formatting_inverts_parsing() {
+        assert_eq!(format_micros(0), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            format_micros(1_795_392_000_250_000),
+            "2026-11-23T00:00:00.250000Z"
+        );
+        assert_eq!(
+            format_micros(951_868_800_000_000 - 1),
+            "2000-02-29T23:59:59.999999Z"
+        );
+        // every day for 1,200 years around the epoch, at an odd time of day
+        for day in -200_000i64..240_000 {
+            let t = day * 86_400_000_000 + 45_296_000_007;
+            assert_eq!(
+                parse_micros(&format_micros(t)),
+                Ok(t),
+                "{}",
+                format_micros(t)
+            );
+        }
+    }
 
     #[test]
     fn known_instants() {

@@ -46,7 +46,7 @@ fn read_visits(out: &Path) -> Vec<Fetch> {
             let url = b.column_by_name("url").unwrap().as_string::<i32>();
             let host = b.column_by_name("host").unwrap().as_string::<i32>();
             let at = b
-                .column_by_name("at")
+                .column_by_name("fetch_at")
                 .map(|c| c.as_primitive::<TimestampMicrosecondType>().clone());
             for i in 0..b.num_rows() {
                 rows.push((

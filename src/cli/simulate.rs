@@ -12,37 +12,48 @@ use revisit_core::schedule::evaluate::TimetableValue;
 use revisit_core::schedule::simulate::simulate_page;
 use revisit_core::units::Seconds;
 
+use super::heading;
 use super::shared::JobArg;
 use crate::io::{inputs, pages, visits_in};
-use crate::plan::pages::SAMPLE_PAGES;
+use crate::plan::pages::{resolve_defaults, SAMPLE_PAGES};
+use crate::plan::Options;
+use crate::report::provenance::{InputFile, Provenance, RunIdentity};
 use crate::report::simulate::SimulationReport;
 
 /// Parameters of `revisit simulate`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct SimulateArgs {
+    /// Output folder of `revisit run --timetable`
+    ///
+    /// Its visits/ tables and summary.json are read.
+    #[arg(value_name = "OUT", help_heading = heading::INPUT)]
+    pub out: PathBuf,
+    /// The page set the run read [default: data/pages]
+    ///
+    /// Parquet, CSV, TSV or seed-list files, folders or globs, read as the run read them (with the
+    /// defaults its summary records).
+    #[arg(value_name = "PAGES", help_heading = heading::INPUT)]
+    pub inputs: Vec<String>,
+    /// Print JSON instead of text
+    #[arg(long, overrides_with = "no_json", help_heading = heading::OUTPUT)]
+    pub json: bool,
+    /// Print text (undoes --json from a job file)
+    #[arg(long, overrides_with = "json", hide_short_help = true, help_heading = heading::OUTPUT)]
+    pub no_json: bool,
+    /// Horizons (nights) simulated per page
+    #[arg(long, default_value_t = 200, value_name = "N", help_heading = heading::OTHER)]
+    pub horizons: u64,
+    /// Random seed: the same seed gives the same numbers
+    #[arg(long, default_value_t = 1, value_name = "N", help_heading = heading::OTHER)]
+    pub seed: u64,
     #[command(flatten)]
     pub job: JobArg,
-    /// Output folder of `revisit run --timetable` (reads visits/ and summary.json).
-    pub out: PathBuf,
-    /// The page set the run read (Parquet files, folders or globs; columns url, importance,
-    /// change_rate). Default: the sample in data/pages.
-    pub inputs: Vec<String>,
-    /// Horizons (nights) simulated per page.
-    #[arg(long, default_value_t = 200)]
-    pub horizons: u64,
-    /// Random seed: the same seed gives the same numbers.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Print JSON instead of text.
-    #[arg(long, overrides_with = "no_json")]
-    pub json: bool,
-    /// Print text (undoes --json from a job file).
-    #[arg(long, overrides_with = "json", hide_short_help = true)]
-    pub no_json: bool,
 }
 
 /// Simulates the timetable of `args.out` on its pages.
-pub fn simulate(args: &SimulateArgs) -> Result<SimulationReport> {
+pub fn simulate(args: &SimulateArgs, options: &Options) -> Result<SimulationReport> {
+    let identity = RunIdentity::now();
+    let started = std::time::Instant::now();
     if args.horizons < 2 {
         bail!("--horizons must be at least 2 (a standard error needs two samples)");
     }
@@ -71,7 +82,15 @@ pub fn simulate(args: &SimulateArgs) -> Result<SimulationReport> {
     } else {
         args.inputs.clone()
     };
-    let mut rows = pages::read_all(&pages::open_all(&inputs::expand(&specs)?)?)?;
+    // the run's page set as the run read it: with the defaults it was given
+    let given = |key: &str| summary["options"][key].as_f64();
+    let defaults = resolve_defaults(given("default_importance"), given("default_change_days"))?;
+    let page_files = pages::open_all(&inputs::expand_pages(&specs)?)?;
+    let files = page_files
+        .iter()
+        .map(|f| InputFile::new(&f.path, f.format(), f.bytes))
+        .collect();
+    let mut rows = pages::read_all(&page_files, &defaults)?;
     // the first row of a URL, by file then row, as `run` keeps it
     rows.sort_by(|a, b| a.0.cmp(&b.0));
     rows.dedup_by(|a, b| a.0 == b.0);
@@ -99,6 +118,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<SimulationReport> {
         variance.value().sqrt() / w,
     );
     Ok(SimulationReport {
+        provenance: Provenance::new("simulate", identity, files, None, options),
         pages: rows.len() as u64,
         visits,
         horizons: args.horizons,
@@ -107,12 +127,15 @@ pub fn simulate(args: &SimulateArgs) -> Result<SimulationReport> {
         simulated,
         std_err,
         exact_in_95_ci: (exact - simulated).abs() <= 1.96 * std_err,
+        seconds: crate::report::TotalSeconds {
+            total: started.elapsed().as_secs_f64(),
+        },
     })
 }
 
 /// Runs `revisit simulate`; returns its report (JSON with --json).
-pub fn run(args: &SimulateArgs) -> Result<String> {
-    let report = simulate(args)?;
+pub fn run(args: &SimulateArgs, options: &Options) -> Result<String> {
+    let report = simulate(args, options)?;
     Ok(if args.json {
         serde_json::to_string_pretty(&report)? + "\n"
     } else {

@@ -13,6 +13,7 @@ pub mod hosts;
 pub mod hosts_out;
 pub mod inputs;
 pub mod manifest;
+pub mod page_text;
 pub mod pages;
 pub mod pages_fill;
 pub mod parquet_out;

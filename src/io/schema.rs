@@ -15,7 +15,7 @@ pub fn pages() -> SchemaRef {
     ]))
 }
 
-/// `rates/crawler=NNN/part-*.parquet`: one row per scheduled URL.
+/// `rates/crawler=N/part-*.parquet`: one row per scheduled URL.
 pub fn rates() -> SchemaRef {
     Arc::new(Schema::new(vec![
         Field::new("url", DataType::Utf8, false),
@@ -32,8 +32,8 @@ pub fn rates() -> SchemaRef {
 /// Units of the rates table's numeric columns (written into the Parquet metadata).
 pub const RATES_UNITS: &str = r#"{"importance":"relative weight","change_rate":"changes per day","crawl_rate":"fetches per day","crawl_probability":"probability of a fetch on each change notice"}"#;
 
-/// `visits/crawler=NNN/part-*.parquet`: one row per fetch of the crawler's timetable, by time;
-/// `at` (UTC timestamp) only when the run was given `--start`.
+/// `visits/crawler=N/part-*.parquet`: one row per fetch of the crawler's timetable, by time;
+/// `fetch_at` (UTC timestamp) only when the run was given `--start`.
 pub fn visits(with_timestamp: bool) -> SchemaRef {
     let mut fields = vec![
         Field::new("at_s", DataType::Float64, false),
@@ -42,7 +42,7 @@ pub fn visits(with_timestamp: bool) -> SchemaRef {
     ];
     if with_timestamp {
         fields.push(Field::new(
-            "at",
+            "fetch_at",
             DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
             false,
         ));
@@ -51,7 +51,7 @@ pub fn visits(with_timestamp: bool) -> SchemaRef {
 }
 
 /// Units of the visits table's columns.
-pub const VISITS_UNITS: &str = r#"{"at_s":"seconds from the horizon start; the timetable repeats every horizon; gaps hold to 1e-6 s","at":"UTC, microseconds (horizon start + at_s)"}"#;
+pub const VISITS_UNITS: &str = r#"{"at_s":"seconds from the horizon start; the timetable repeats every horizon; gaps hold to 1e-6 s","fetch_at":"UTC, microseconds (horizon start + at_s)"}"#;
 
 /// `hosts/part-*.parquet`: one row per host.
 pub fn hosts() -> SchemaRef {

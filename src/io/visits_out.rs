@@ -20,7 +20,7 @@ pub struct VisitRow<'a> {
     pub host: &'a [u8],
 }
 
-/// Writes `rows` (in time order) as a visits table, with the `at` timestamp column when the
+/// Writes `rows` (in time order) as a visits table, with the `fetch_at` timestamp column when the
 /// horizon start is known (microseconds since the epoch); returns (rows, bytes written).
 pub fn write_visits<'a>(
     path: &Path,

@@ -12,6 +12,7 @@ pub mod cluster;
 pub mod evaluate;
 pub mod fail_point;
 mod flag_sort;
+pub mod identity;
 pub mod keys;
 pub mod load;
 pub mod progress;

@@ -3,7 +3,7 @@
 use revisit_core::fetch_time::FetchTime;
 use revisit_core::objective::Objective;
 
-use super::{Cluster, PagesPlan};
+use super::{Cluster, Options, PagesPlan};
 use crate::io::visits_in::{HorizonSource, VisitsFile};
 
 /// The objectives whose optimum `evaluate` compares with (their cost is a freshness measure).
@@ -37,4 +37,6 @@ pub struct EvaluatePlan {
     /// The fetch-time law (`--fetch-time`) as given and as read.
     pub fetch_time: Option<(String, FetchTime)>,
     pub quiet: bool,
+    /// Every option as resolved, for provenance.
+    pub options: Options,
 }

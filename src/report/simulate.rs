@@ -2,9 +2,15 @@
 
 use serde::Serialize;
 
+use super::format::{count, num};
+use super::provenance::Provenance;
+use super::TotalSeconds;
+
 /// Simulated and exact importance-weighted mean staleness of a run's timetable.
 #[derive(Clone, Debug, Serialize)]
 pub struct SimulationReport {
+    #[serde(flatten)]
+    pub provenance: Provenance,
     pub pages: u64,
     pub visits: u64,
     pub horizons: u64,
@@ -16,21 +22,22 @@ pub struct SimulationReport {
     pub std_err: f64,
     /// Whether the exact value lies in the simulation's 95% confidence interval (+-1.96 s.e.).
     pub exact_in_95_ci: bool,
+    pub seconds: TotalSeconds,
 }
 
 impl SimulationReport {
     pub fn human(&self) -> String {
         format!(
-            "simulate: {} pages, {} visits per horizon, {} horizons (seed {})\n  staleness simulated {:.6} +- {:.6} (95% CI [{:.6}, {:.6}]), exact {:.6}: {}\n",
-            self.pages,
-            self.visits,
-            self.horizons,
+            "revisit simulate: {} pages, {} visits per horizon, {} horizons (seed {})\n  staleness simulated {} +- {} (95% CI [{}, {}]), exact {}: {}\n",
+            count(self.pages),
+            count(self.visits),
+            count(self.horizons),
             self.seed,
-            self.simulated,
-            1.96 * self.std_err,
-            self.simulated - 1.96 * self.std_err,
-            self.simulated + 1.96 * self.std_err,
-            self.exact,
+            num(self.simulated),
+            num(1.96 * self.std_err),
+            num(self.simulated - 1.96 * self.std_err),
+            num(self.simulated + 1.96 * self.std_err),
+            num(self.exact),
             if self.exact_in_95_ci { "inside" } else { "OUTSIDE" }
         )
     }

@@ -15,27 +15,36 @@ use anyhow::{Context, Result};
 use timely::worker::Worker;
 
 use super::channel::{Reducer, Shuffle};
+use super::identity;
 use super::load::{load, Loaded};
 use super::progress::Progress;
 use super::wire::{rated::RatedBatch, rows::RowBatch, visits::VisitBatch};
 use crate::io::manifest::Manifest;
 use crate::io::publish;
 use crate::plan::run::RunPlan;
+use crate::report::provenance::Provenance;
+use crate::report::rows::DefaultsUsed;
 use crate::report::run::{PhaseSeconds, RunFacts, Summary, VisitsFacts, VERSION};
 use assign::Assigned;
 use solve::Solved;
 use visits::Night;
 use write::Written;
 
-pub use write::crawler_digits;
-
 /// Runs worker `worker`'s share of `plan`; the lead (worker 0) publishes and returns the summary.
 pub fn worker(worker: &mut Worker, plan: &RunPlan) -> Result<Option<Summary>> {
-    let progress = Progress::new(worker.index() == 0 && !plan.quiet, Instant::now());
+    let progress = Progress::of_worker(!plan.quiet, worker.index(), worker.peers(), Instant::now());
     publish::check_replaceable(&plan.out)?;
     let mut channels = Channels::new(worker, plan.timetable.is_some());
     let mut reducer = Reducer::new(worker);
+    let identity = identity::agree(&mut reducer);
     let loaded = load(&mut reducer, &mut channels.pages, &plan.pages, &progress)?;
+    let provenance = Provenance::new(
+        "run",
+        identity,
+        loaded.inputs.clone(),
+        loaded.hosts_table.clone(),
+        &plan.options,
+    );
     let solved = solve::solve(&mut reducer, plan, &loaded, &progress)?;
     let assigned = assign::assign(&mut reducer, plan, &loaded.arranged, &solved, &progress);
     let night = visits::plan(
@@ -49,6 +58,7 @@ pub fn worker(worker: &mut Worker, plan: &RunPlan) -> Result<Option<Summary>> {
         &mut reducer,
         &mut channels,
         plan,
+        &provenance,
         &loaded,
         &solved,
         &assigned,
@@ -65,7 +75,7 @@ pub fn worker(worker: &mut Worker, plan: &RunPlan) -> Result<Option<Summary>> {
         night: night.as_ref(),
     };
     let workers = reducer.worker.peers() / plan.cluster.processes();
-    summarize(plan, phases, written, &progress, workers).map(Some)
+    summarize(plan, provenance, phases, written, &progress, workers).map(Some)
 }
 
 /// The dataflows of a run, built in the same order on every worker.
@@ -103,6 +113,7 @@ struct Phases<'a> {
 /// The lead's last phase: the summary, written beside the tables, and the staging folder published.
 fn summarize(
     plan: &RunPlan,
+    provenance: Provenance,
     p: Phases,
     written: Written,
     progress: &Progress,
@@ -113,6 +124,7 @@ fn summarize(
     let (loaded, solution) = (p.loaded, &p.solved.solution);
     let summary = Summary::assemble(RunFacts {
         plan,
+        provenance,
         bandwidth: p.solved.bandwidth,
         multiplier: solution.multiplier,
         rounds: solution.rounds,
@@ -120,8 +132,14 @@ fn summarize(
         max_spend: solution.max_spend,
         rows_in: loaded.rows_in,
         rejected_by_reason: &loaded.rejected_by_reason,
+        defaults: DefaultsUsed::new(
+            &plan.pages.defaults,
+            loaded.default_importance,
+            loaded.default_change_rate,
+        ),
         rates: &written.rates,
         crawler_load_max_over_mean: p.assigned.load_ratio,
+        largest_host: p.assigned.largest_host,
         timetable: p.night.map(|n| VisitsFacts {
             objective: n.planned.objective,
             visits: &n.planned.visits,
