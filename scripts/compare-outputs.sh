@@ -10,7 +10,7 @@
 #
 # Every case runs on the sample in data/ and on a generated set of URLS URLs (default 1,000,000,
 # written by BEFORE's `gen`). Scratch in WORK (default tmp/compare): inputs/, before/, after/,
-# each case as SET/CASE/{stdout,stderr,rc,out/}. Needs python3 with pyarrow (as .ci/run installs).
+# each case as SET/CASE/{stdout,stderr,rc,out/}. Needs python3 with pyarrow ($REVISIT_PYTHON, as scripts/test.sh installs into .venv).
 # Builds nothing: build AFTER first (cargo build --release).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,7 +25,8 @@ after_bin=${after_bin:-$(realpath -m "${CARGO_TARGET_DIR:-target}/release/revisi
 for bin in "$before_bin" "$after_bin"; do
   [ -x "$bin" ] || { echo "compare-outputs: no executable $bin" >&2; exit 2; }
 done
-python3 -c 'import pyarrow' || { echo "compare-outputs: needs pyarrow (pip install pyarrow)" >&2; exit 2; }
+python=${REVISIT_PYTHON:-python3}
+"$python" -c "import pyarrow" || { echo "compare-outputs: needs pyarrow (scripts/test.sh installs it into .venv; REVISIT_PYTHON=.venv/bin/python)" >&2; exit 2; }
 
 # Both sides run in this same folder, then it is renamed to before/ or after/: paths that the
 # commands print (output: ..., "out": ...) are then equal and need no masking.
@@ -121,13 +122,13 @@ echo "compare-outputs: $before_bin vs $after_bin, $urls generated URLs, in $work
 rm -rf "$inputs"
 mkdir -p "$inputs"
 "$before_bin" gen --urls "$urls" --out "$gen" >/dev/null
-python3 scripts/make_crawl_history.py data/pages "$inputs/history-sample.parquet"
-python3 scripts/make_crawl_history.py "$gen/pages" "$inputs/history-gen.parquet"
+"$python" scripts/make_crawl_history.py data/pages "$inputs/history-sample.parquet"
+"$python" scripts/make_crawl_history.py "$gen/pages" "$inputs/history-gen.parquet"
 
 side "$before_bin" before
 side "$after_bin" after
 
 status=0
-python3 scripts/compare_outputs.py "$work/before" "$work/after" || status=$?
+"$python" scripts/compare_outputs.py "$work/before" "$work/after" || status=$?
 echo "wall time: ${SECONDS} s" >&2
 exit "$status"

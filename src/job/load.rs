@@ -86,8 +86,8 @@ pub fn load(
     };
     let units = pages::units(&page_files);
     progress.say(format!(
-        "{} input files ({}), {} units of work; {} workers",
-        files.len(),
+        "{} ({}), {} units of work; {} workers",
+        crate::report::format::counted(files.len() as u64, "input file"),
         crate::report::format::bytes(page_files.iter().map(|f| f.bytes).sum()),
         units.len(),
         peers

@@ -16,6 +16,15 @@ pub fn count(n: u64) -> String {
     group(&n.to_string())
 }
 
+/// A count and its noun, plural unless one: "1 input file", "4 input files".
+pub fn counted(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{} {noun}s", count(n))
+    }
+}
+
 /// A number to four significant digits: 7.691, 0.01235, 1.2e-5; from 1,000 on the integer it
 /// rounds to, with separators (63,950; 4,000); "inf" when infinite.
 pub fn num(x: f64) -> String {
@@ -113,6 +122,8 @@ mod tests {
         assert_eq!(count(999), "999");
         assert_eq!(count(20_000), "20,000");
         assert_eq!(count(1_234_567), "1,234,567");
+        assert_eq!(counted(1, "file"), "1 file");
+        assert_eq!(counted(1_000, "file"), "1,000 files");
     }
 
     #[test]

@@ -475,10 +475,10 @@ impl Summary {
             None => String::new(),
         };
         s += &format!(
-            "  run {}, started {}; {} input files, {}{hosts_table}\n",
+            "  run {}, started {}; {}, {}{hosts_table}\n",
             p.run_id,
             p.started_at,
-            count(p.inputs.len() as u64),
+            super::format::counted(p.inputs.len() as u64, "input file"),
             super::format::bytes(bytes)
         );
         s += &format!(
