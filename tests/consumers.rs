@@ -24,7 +24,7 @@ fn pyarrow_and_duckdb_read_every_row_with_the_right_types() {
         "-w",
         "2",
     ]);
-    let python = std::env::var("REVISIT_PYTHON").unwrap_or_else(|_| "python3".into());
+    let python = python();
     let o = std::process::Command::new(&python)
         .args(["tests/consumers.py", out.to_str().unwrap()])
         .output()

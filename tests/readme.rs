@@ -129,7 +129,7 @@ fn the_readme_walkthrough_runs_as_shown() {
 
     // the SQL on what the commands wrote, in DuckDB, against the same count read here
     assert!(!sql.is_empty(), "the README shows a query");
-    let python = std::env::var("REVISIT_PYTHON").unwrap_or_else(|_| "python3".into());
+    let python = python();
     let crawler_7 = read_rates(&tmp.path().join("out"))
         .iter()
         .filter(|r| r.crawler == 7)

@@ -75,9 +75,8 @@ pub fn estimate_all(args: &EstimateArgs, options: &Options) -> Result<EstimateSu
     let files = paths
         .iter()
         .map(|p| {
-            let bytes = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
             let csv = p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"));
-            InputFile::new(p, if csv { "csv" } else { "parquet" }, bytes)
+            InputFile::new(p, if csv { "csv" } else { "parquet" }, inputs::size(p))
         })
         .collect();
     let provenance = Provenance::new("estimate", identity, files, None, options);

@@ -229,7 +229,7 @@ fn given_on_command_line(command: &Command, matches: &ArgMatches, arg: &clap::Ar
 }
 
 /// Whether `arg` takes several values (a list in the file).
-fn takes_many(arg: &clap::Arg) -> bool {
+pub fn takes_many(arg: &clap::Arg) -> bool {
     matches!(arg.get_action(), clap::ArgAction::Append)
         || arg.get_num_args().is_some_and(|n| n.max_values() > 1)
         || arg.get_value_delimiter().is_some()

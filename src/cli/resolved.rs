@@ -4,6 +4,7 @@
 use clap::{ArgAction, ArgMatches, Command};
 use serde_json::Value;
 
+use super::job_file::takes_many;
 use crate::plan::Options;
 
 /// Every option of `command` as `matches` resolved it: switches as booleans, options that take
@@ -37,13 +38,6 @@ pub fn options(command: &Command, matches: &ArgMatches) -> Options {
         options.insert(id.to_owned(), value);
     }
     options
-}
-
-/// Whether `arg` takes a list.
-fn takes_many(arg: &clap::Arg) -> bool {
-    matches!(arg.get_action(), ArgAction::Append)
-        || arg.get_num_args().is_some_and(|n| n.max_values() > 1)
-        || arg.get_value_delimiter().is_some()
 }
 
 /// A value as JSON: a number if it reads as one, else text.

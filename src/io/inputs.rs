@@ -51,6 +51,11 @@ fn expand_with(specs: &[String], extensions: &[&str]) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// The size of a file in bytes, for provenance (0 if it cannot be read: it was read already).
+pub fn size(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
 fn collect_dir(dir: &Path, extensions: &[&str], out: &mut Vec<PathBuf>) -> Result<()> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("listing {}", dir.display()))?

@@ -18,6 +18,7 @@ use super::wire::{BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
 use crate::io::pages::{self, Reason, Rejected};
 use crate::io::{hosts, inputs};
 use crate::plan::PagesPlan;
+use crate::report::format::{bytes, count, counted, percent};
 use crate::report::provenance::InputFile;
 use crate::report::rejects;
 use revisit_core::reduce::{AllReduce, Combine};
@@ -81,14 +82,18 @@ pub fn load(
         .map(|f| InputFile::new(&f.path, f.format(), f.bytes))
         .collect();
     let hosts_table = match &plan.hosts {
-        Some(p) => Some(InputFile::hosts_table(p, delays.len() as u64)?),
+        Some(p) => Some(InputFile::hosts_table(
+            p,
+            inputs::size(p),
+            delays.len() as u64,
+        )),
         None => None,
     };
     let units = pages::units(&page_files);
     progress.say(format!(
         "{} ({}), {} units of work; {} workers",
-        crate::report::format::counted(files.len() as u64, "input file"),
-        crate::report::format::bytes(page_files.iter().map(|f| f.bytes).sum()),
+        counted(files.len() as u64, "input file"),
+        bytes(page_files.iter().map(|f| f.bytes).sum()),
         units.len(),
         peers
     ));
@@ -161,7 +166,7 @@ pub fn load(
     // Arrange: group by host, drop duplicates, join politeness delays.
     progress.say(format!(
         "rows sent to their host's worker ({} of URL and host text on this one); arranging by host",
-        crate::report::format::bytes(received.iter().map(|b| b.text.len() as u64).sum())
+        bytes(received.iter().map(|b| b.text.len() as u64).sum())
     ));
     let arranged = arrange(received, &delays, plan);
     let counts = reducer.all_reduce(match &arranged {
@@ -203,17 +208,17 @@ pub fn load(
         bail!(
             "{} of {} rows rejected ({}), more than --max-reject-share {}: nothing written, the previous output is untouched; {why}. \
              Fix the input, or give --max-reject-share 1 to go on with the valid rows",
-            crate::report::format::count(rows_rejected),
-            crate::report::format::count(status.rows),
-            crate::report::format::percent(rows_rejected as f64 / status.rows as f64),
+            count(rows_rejected),
+            count(status.rows),
+            percent(rows_rejected as f64 / status.rows as f64),
             plan.max_reject_share
         );
     }
     progress.say(format!(
         "read {} rows: {} pages, {} rejected",
-        crate::report::format::count(status.rows),
-        crate::report::format::count(counts.pages),
-        crate::report::format::count(rows_rejected)
+        count(status.rows),
+        count(counts.pages),
+        count(rows_rejected)
     ));
     Ok(Loaded {
         arranged,

@@ -4,7 +4,6 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::plan::Options;
@@ -35,17 +34,12 @@ impl InputFile {
         }
     }
 
-    /// A hosts table listing `hosts` hosts.
-    pub fn hosts_table(path: &Path, hosts: u64) -> Result<Self> {
-        let bytes = std::fs::metadata(path)
-            .with_context(|| format!("hosts table {}: cannot open", path.display()))?
-            .len();
-        Ok(InputFile {
-            path: path.display().to_string(),
-            format: "hosts".to_owned(),
-            bytes,
+    /// A hosts table of `bytes` listing `hosts` hosts.
+    pub fn hosts_table(path: &Path, bytes: u64, hosts: u64) -> Self {
+        InputFile {
             hosts: Some(hosts),
-        })
+            ..InputFile::new(path, "hosts", bytes)
+        }
     }
 }
 

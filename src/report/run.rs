@@ -311,7 +311,7 @@ impl Summary {
             warnings: Vec::new(),
             seconds: f.seconds,
         };
-        summary.warnings = summary.warnings(f.max_spend, f.largest_host);
+        summary.warnings = summary.find_warnings(f.max_spend, f.largest_host);
         if summary.rows_in
             != summary.rows_scheduled + summary.rows_zero_rate + summary.rows_rejected
         {
@@ -363,7 +363,7 @@ impl Summary {
     /// What looks wrong with the run: most of the bandwidth unusable, crawler loads far apart, many
     /// rows rejected, a multiplier search that stopped short. `max_spend` is the most the pages and
     /// hosts can take (fetches per day), `largest_host` the largest host budget.
-    fn warnings(&self, max_spend: f64, largest_host: f64) -> Vec<String> {
+    fn find_warnings(&self, max_spend: f64, largest_host: f64) -> Vec<String> {
         let mut w = Vec::new();
         let requested = self.bandwidth_requested;
         if requested > 0.0 && self.bandwidth_unusable > UNUSABLE_WARNING_SHARE * requested {
@@ -617,7 +617,7 @@ mod tests {
     #[test]
     fn a_sound_run_has_no_warning() {
         let s = summary();
-        assert!(s.warnings(100.0, 1.0).is_empty());
+        assert!(s.find_warnings(100.0, 1.0).is_empty());
         assert!(!s.human(std::path::Path::new("out")).contains("WARNING"));
     }
 
@@ -626,7 +626,7 @@ mod tests {
         let mut s = summary();
         s.bandwidth_used = 99.9;
         s.bandwidth_relative_error = -1e-3;
-        s.warnings = s.warnings(100.0, 1.0);
+        s.warnings = s.find_warnings(100.0, 1.0);
         let text = s.human(std::path::Path::new("out"));
         assert!(
             text.contains("WARNING") && text.contains("-1.000e-3"),
@@ -645,7 +645,7 @@ mod tests {
         s.rows_scheduled = 1;
         s.rows_rejected = 4;
         s.rejected_by_reason = [("change_rate_missing".to_owned(), 4)].into();
-        let w = s.warnings(30.0, 12.0);
+        let w = s.find_warnings(30.0, 12.0);
         assert_eq!(w.len(), 3, "{w:?}");
         assert!(
             w[0].starts_with("97% of the bandwidth is unusable (970 of 1,000"),

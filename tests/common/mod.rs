@@ -70,6 +70,20 @@ pub fn gen(dir: &Path, urls: u64, hosts: u64, extra: &[&str]) {
     run_ok(&args);
 }
 
+/// The Python interpreter of the consumer checks: REVISIT_PYTHON (a relative path is taken from
+/// the repository root, whatever folder it then runs in), else python3.
+pub fn python() -> String {
+    match std::env::var("REVISIT_PYTHON") {
+        Ok(p) if p.contains('/') && Path::new(&p).is_relative() => std::env::current_dir()
+            .unwrap()
+            .join(p)
+            .display()
+            .to_string(),
+        Ok(p) => p,
+        Err(_) => "python3".into(),
+    }
+}
+
 /// Free TCP ports on the loopback interface (bound then released).
 pub fn free_ports(n: usize) -> Vec<u16> {
     let listeners: Vec<_> = (0..n)

@@ -80,10 +80,11 @@ pub fn worker(
         return Ok(None);
     }
     let mut inputs = loaded.inputs.clone();
-    inputs.extend(rate_files.iter().map(|f| {
-        let bytes = std::fs::metadata(f.path()).map_or(0, |m| m.len());
-        InputFile::new(f.path(), "rates", bytes)
-    }));
+    inputs.extend(
+        rate_files
+            .iter()
+            .map(|f| InputFile::new(f.path(), "rates", inputs::size(f.path()))),
+    );
     Ok(Some(Evaluation {
         provenance: Provenance::new(
             "evaluate",

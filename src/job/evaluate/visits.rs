@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use timely::worker::Worker;
 
 use super::{fetch_time, optima, route_keyed, KeyedMessage};
+use crate::io::inputs;
 use crate::io::visits_in::{self, HorizonSource, VisitsFile, VisitsUnit};
 use crate::job::arrange::{Arranged, URL_PREFETCH_DISTANCE};
 use crate::job::channel::{Reducer, Shuffle};
@@ -115,10 +116,11 @@ pub fn worker(
         .map(|k| values[k][0].figures.freshness_fixed_interval)
         .filter(|&f| f > 0.0);
     let mut inputs = loaded.inputs.clone();
-    inputs.extend(files.iter().map(|f| {
-        let bytes = std::fs::metadata(&f.path).map_or(0, |m| m.len());
-        InputFile::new(&f.path, "visits", bytes)
-    }));
+    inputs.extend(
+        files
+            .iter()
+            .map(|f| InputFile::new(&f.path, "visits", inputs::size(&f.path))),
+    );
     Ok(Some(VisitsEvaluation {
         provenance: Provenance::new(
             "evaluate",
