@@ -81,14 +81,10 @@ pub fn load(
         .iter()
         .map(|f| InputFile::new(&f.path, f.format(), f.bytes))
         .collect();
-    let hosts_table = match &plan.hosts {
-        Some(p) => Some(InputFile::hosts_table(
-            p,
-            inputs::size(p),
-            delays.len() as u64,
-        )),
-        None => None,
-    };
+    let hosts_table = plan
+        .hosts
+        .as_ref()
+        .map(|p| InputFile::hosts_table(p, inputs::size(p), delays.len() as u64));
     let units = pages::units(&page_files);
     progress.say(format!(
         "{} ({}), {} units of work; {} workers",
