@@ -83,7 +83,7 @@ pub struct Provenance {
     /// The hosts table, if any.
     pub hosts_table: Option<InputFile>,
     /// Every option, resolved: the command line over the job file over the defaults, by job-file
-    /// key (so this block is a job file that repeats the run).
+    /// key (null: neither given nor defaulted).
     pub options: Options,
 }
 
