@@ -175,7 +175,7 @@ fn estimates_are_the_papers_estimators_and_near_the_truth() {
     let history = tmp.path().join("history.parquet");
     write_history(&history, &rows);
     let out = tmp.path().join("rates.parquet");
-    let summary = estimate(&history, &out, &[]);
+    let summary = estimate(&history, &out, &["--prior", "paper"]);
     assert_eq!(summary["urls"], truth.len());
     assert_eq!(summary["urls_complete"], truth.len() / 10);
     assert_eq!(summary["rows_invalid"], 0);
@@ -247,7 +247,7 @@ fn a_window_uses_the_last_days_only_and_bad_rows_are_named() {
     csv += ",1700000000,true\nhttps://b.example/q,soon,false\n";
     std::fs::write(&history, csv).unwrap();
     let out = tmp.path().join("rates.parquet");
-    let s = estimate(&history, &out, &["--window-days", "10"]);
+    let s = estimate(&history, &out, &["--window-days", "10", "--prior", "paper"]);
     assert_eq!(s["rows_invalid"], 2);
     assert_eq!(s["first_invalid"]["row"], DAYS + 1);
     assert_eq!(s["first_invalid"]["column"], "url");
@@ -266,6 +266,8 @@ fn a_window_uses_the_last_days_only_and_bad_rows_are_named() {
         history.to_str().unwrap(),
         "--out",
         all.to_str().unwrap(),
+        "--prior",
+        "paper",
     ]);
     let (all_rate, _, n, k) = read_estimates(&all)["https://a.example/p"];
     assert_eq!((n, k), (DAYS as u64, 38));

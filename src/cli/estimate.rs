@@ -9,7 +9,10 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
-use revisit_core::estimate::{estimate, Window};
+use revisit_core::estimate::{
+    evidence_of, learn, Estimate, Evidence, Observation, PriorKind, Window,
+};
+use revisit_core::reduce::Alone;
 use revisit_core::units::SECONDS_PER_DAY;
 
 use super::heading;
@@ -18,6 +21,7 @@ use crate::io::change_rates_out::{self, ChangeRates};
 use crate::io::history;
 use crate::io::inputs;
 use crate::io::pages_fill;
+use crate::io::politeness_key::PolitenessKey;
 use crate::plan::Options;
 use crate::report::estimate::EstimateSummary;
 use crate::report::provenance::{InputFile, Provenance, RunIdentity};
@@ -43,6 +47,14 @@ pub struct EstimateArgs {
     /// Change rates drift: the paper learns on a suffix of the history, before --now-s.
     #[arg(long, value_name = "DAYS", help_heading = heading::INPUT)]
     pub window_days: Option<f64>,
+    /// What a URL with little history leans on: host or paper
+    ///
+    /// host: its host's pooled rate, shrunk toward the level of all hosts (empirical Bayes; the
+    /// host is the row's host column, else the URL's). paper: NeurIPS'19's fixed smoothing of
+    /// half a day changed and half a day unchanged. URLs with complete observations use the
+    /// paper's either way.
+    #[arg(long, value_enum, default_value_t = PriorKind::Host, value_name = "PRIOR", help_heading = heading::INPUT)]
+    pub prior: PriorKind,
     /// Page sets to copy with the estimates filled in
     ///
     /// Files, folders or globs of Parquet page sets: each is copied to --out-pages with every
@@ -101,31 +113,23 @@ pub fn estimate_all(args: &EstimateArgs, options: &Options) -> Result<EstimateSu
             history.first_days * SECONDS_PER_DAY
         );
     }
-    // Complete feeds are watched from the history's first observation (or the window's start).
-    let from = match args.window_days {
-        Some(d) if d.is_finite() && d > 0.0 => (to - d).max(history.first_days),
-        Some(d) => bail!("--window-days must be a positive number of days, got {d}"),
-        None => history.first_days,
-    };
-    let window = Window { from, to };
+    if let Some(d) = args.window_days {
+        if !(d.is_finite() && d > 0.0) {
+            bail!("--window-days must be a positive number of days, got {d}");
+        }
+    }
     let mut urls: Vec<(String, history::UrlHistory)> = history.by_url.drain().collect();
     urls.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let learned = learn_urls(&mut urls, to, args.window_days, args.prior);
     let n = urls.len();
-    let (mut rates, mut complete, mut observations, mut changes) = (
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
+    let (rates, complete, observations, changes): (Vec<f64>, Vec<bool>, Vec<u64>, Vec<u64>) = (
+        learned.estimates.iter().map(|e| e.change_rate).collect(),
+        learned.complete.clone(),
+        learned.estimates.iter().map(|e| e.observations).collect(),
+        learned.estimates.iter().map(|e| e.changes).collect(),
     );
-    let mut without = 0;
-    for (_, h) in urls.iter_mut() {
-        let e = estimate(&mut h.observations, h.complete, window);
-        without += u64::from(e.observations == 0);
-        rates.push(e.change_rate);
-        complete.push(h.complete);
-        observations.push(e.observations);
-        changes.push(e.changes);
-    }
+    let without = observations.iter().filter(|&&o| o == 0).count() as u64;
+    let (from, to) = (learned.window.from, learned.window.to);
     let filled = if args.pages.is_empty() {
         None
     } else {
@@ -158,7 +162,10 @@ pub fn estimate_all(args: &EstimateArgs, options: &Options) -> Result<EstimateSu
         provenance,
         rows: history.rows,
         rows_invalid: history.invalid,
+        rows_repeated: learned.refused,
+        rows_after_end: learned.after_end,
         first_invalid: history.first_invalid,
+        prior: args.prior.name().to_owned(),
         urls: n as u64,
         urls_complete: complete.iter().filter(|&&c| c).count() as u64,
         urls_without_observations: without,
@@ -172,6 +179,75 @@ pub fn estimate_all(args: &EstimateArgs, options: &Options) -> Result<EstimateSu
             total: started.elapsed().as_secs_f64(),
         },
     })
+}
+
+/// What the histories of a set of URLs teach.
+pub struct LearnedUrls {
+    pub estimates: Vec<Estimate>,
+    pub complete: Vec<bool>,
+    pub window: Window,
+    /// Observations refused: at the same instant as the URL's one before, or after the end.
+    pub refused: u64,
+    pub after_end: u64,
+}
+
+/// Every URL's estimate, the way `run --history` makes them: each URL's evidence (its
+/// observations up to `to`, days since the epoch, in time order), the window of the last
+/// `window_days` from the history's first day, and [`learn`] with `prior` over the URLs' hosts
+/// (the row's host column, normalised, else the URL's host).
+pub fn learn_urls(
+    urls: &mut [(String, history::UrlHistory)],
+    to: f64,
+    window_days: Option<f64>,
+    prior: PriorKind,
+) -> LearnedUrls {
+    let (mut refused, mut after_end, mut first) = (0, 0, f64::INFINITY);
+    let mut evidence: Vec<Evidence> = Vec::with_capacity(urls.len());
+    for (_, h) in urls.iter_mut() {
+        let mut observations: Vec<Observation> = h
+            .observations
+            .iter()
+            .filter(|o| o.0 <= to)
+            .map(|&(at_days, changed, complete)| Observation {
+                at_days,
+                changed,
+                complete,
+            })
+            .collect();
+        after_end += (h.observations.len() - observations.len()) as u64;
+        first = observations.iter().map(|o| o.at_days).fold(first, f64::min);
+        let (e, r) = evidence_of(&mut observations);
+        refused += r;
+        evidence.push(e);
+    }
+    let window = Window::ending(to, window_days, first.min(to));
+    let mut host_index = std::collections::HashMap::new();
+    let host_of: Vec<u32> = urls
+        .iter()
+        .map(|(url, h)| {
+            let key = PolitenessKey::Host
+                .of(url, h.host.as_deref(), None)
+                .map(|k| k.into_owned())
+                .unwrap_or_default();
+            let next = host_index.len() as u32;
+            *host_index.entry(key).or_insert(next)
+        })
+        .collect();
+    let estimates = learn(
+        &evidence,
+        &host_of,
+        host_index.len(),
+        window,
+        prior,
+        &mut Alone,
+    );
+    LearnedUrls {
+        complete: evidence.iter().map(|e| e.complete).collect(),
+        estimates,
+        window,
+        refused,
+        after_end,
+    }
 }
 
 /// Runs `revisit estimate`; returns its summary (JSON with --json).

@@ -14,6 +14,7 @@ pub mod host_name;
 pub mod hosts;
 pub mod hosts_out;
 pub mod inputs;
+pub mod learned;
 pub mod manifest;
 pub mod nights_plot;
 pub mod out_lock;

@@ -56,6 +56,25 @@ pub const VISITS_TIME: &str = "fetch_at";
 /// Units of the visits table's columns.
 pub const VISITS_UNITS: &str = r#"{"at_s":"seconds from the night's start (with --cyclic the timetable repeats every horizon); gaps hold to 1e-6 s","fetch_at":"UTC, microseconds (start + at_s)"}"#;
 
+/// `learned/crawler=N/part-*.parquet` (with --history): one row per URL with evidence, what its
+/// learned change rate rests on and the evidence tomorrow's run continues from.
+pub fn learned() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("url", DataType::Utf8, false),
+        Field::new("host", DataType::Utf8, false),
+        Field::new("change_rate", DataType::Float64, false),
+        Field::new("complete_obs", DataType::Boolean, false),
+        Field::new("observations", DataType::UInt64, false),
+        Field::new("changes", DataType::UInt64, false),
+        // null: no observation kept
+        Field::new("last_observed_at", utc(), true),
+        Field::new("evidence", DataType::Binary, false),
+    ]))
+}
+
+/// Units of the learned table's columns.
+pub const LEARNED_UNITS: &str = r#"{"change_rate":"changes per day, as learned","observations":"intervals between crawls (or change notices) in the window","changes":"of those, the ones that saw a change","last_observed_at":"UTC, microseconds; null: none kept","evidence":"revisit's encoding of the URL's observations in the window, for the next run"}"#;
+
 /// `hosts/part-*.parquet`: one row per host.
 pub fn hosts() -> SchemaRef {
     Arc::new(Schema::new(vec![

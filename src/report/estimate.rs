@@ -19,7 +19,13 @@ pub struct EstimateSummary {
     pub rows: u64,
     /// Rows without a url, a finite observed_at_s or a changed flag; the first is named.
     pub rows_invalid: u64,
+    /// Rows at the same instant as their URL's observation before (not used).
+    pub rows_repeated: u64,
+    /// Rows after the end of the window (--now-s; not used).
+    pub rows_after_end: u64,
     pub first_invalid: Option<InvalidRow>,
+    /// The prior URLs with little history lean on: host or paper.
+    pub prior: String,
     pub urls: u64,
     pub urls_complete: u64,
     /// URLs with no observation in the window: their rate is the smoothing prior's.
@@ -47,6 +53,13 @@ impl EstimateSummary {
             num((self.window_to_s - self.window_from_s) / SECONDS_PER_DAY),
             num(self.change_rate_median)
         );
+        if self.rows_repeated + self.rows_after_end > 0 {
+            s += &format!(
+                "  not used: {} rows repeat their URL's time, {} are after --now-s\n",
+                count(self.rows_repeated),
+                count(self.rows_after_end)
+            );
+        }
         if let Some(r) = &self.first_invalid {
             s += &format!(
                 "  first invalid row: {} row {} column {}\n",
@@ -55,8 +68,9 @@ impl EstimateSummary {
         }
         if self.urls_without_observations > 0 {
             s += &format!(
-                "  {} URLs have no observation in the window: they get the smoothing prior\n",
-                count(self.urls_without_observations)
+                "  {} URLs have no observation in the window: they get the {} prior\n",
+                count(self.urls_without_observations),
+                self.prior
             );
         }
         s += &format!("wrote {}\n", self.out.display());

@@ -9,29 +9,9 @@
 //!
 //! The left side falls from +inf to 0 as lambda grows, so with one unchanged interval the root is
 //! unique; with none (every crawl saw a change) it is +inf, and with no changed interval 0. The paper
-//! smooths both away by adding one imaginary interval of each kind, of length 1/2 (its reference code
-//! then clips the estimate to [5e-4, 7] per day; we do not: the smoothed root is finite and positive).
-
-use super::SMOOTHING;
-
-/// What a URL's crawls saw: the lengths (days) of the intervals that ended in a seen change, and
-/// the total length of those that did not.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Intervals {
-    pub changed: Vec<f64>,
-    pub unchanged_days: f64,
-}
-
-impl Intervals {
-    /// The smoothed MLE, changes per day: eq. 10 with one imaginary changed and one imaginary
-    /// unchanged interval of half a day.
-    pub fn rate(&self) -> f64 {
-        let mut changed = Vec::with_capacity(self.changed.len() + 1);
-        changed.extend(self.changed.iter().copied().filter(|&a| a > 0.0));
-        changed.push(SMOOTHING);
-        mle(&changed, self.unchanged_days.max(0.0) + SMOOTHING)
-    }
-}
+//! smooths both away by adding one imaginary interval of each kind, of length 1/2 ([`super::Prior`];
+//! its reference code then clips the estimate to [5e-4, 7] per day; we do not: the smoothed root is
+//! finite and positive).
 
 /// The bracket on ln lambda: e^-700 to e^700, about f64's whole range.
 const LOG_RATE_RANGE: (f64, f64) = (-700.0, 700.0);
@@ -143,19 +123,24 @@ mod tests {
 
     #[test]
     fn the_smoothing_keeps_the_extremes_finite() {
-        let all_changed = Intervals {
+        use crate::estimate::{evidence::Seen, Prior, SMOOTHING};
+        let all_changed = Seen {
             changed: vec![1.0; 98],
-            unchanged_days: 0.0,
+            ..Seen::default()
         };
-        let none_changed = Intervals {
-            changed: vec![],
+        let none_changed = Seen {
+            unchanged: 98,
             unchanged_days: 98.0,
+            ..Seen::default()
         };
-        let (a, b) = (all_changed.rate(), none_changed.rate());
+        let (a, b) = (
+            Prior::Paper.incomplete_rate(&all_changed),
+            Prior::Paper.incomplete_rate(&none_changed),
+        );
         assert!(a.is_finite() && a > 1.0, "{a}");
         assert!(b > 0.0 && b < 0.02, "{b}");
         // no history at all: one changed and one unchanged half day, ln 2 / 0.5
-        let prior = Intervals::default().rate();
+        let prior = Prior::Paper.incomplete_rate(&Seen::default());
         assert!((prior - 2f64.ln() / SMOOTHING).abs() < 1e-15, "{prior}");
         assert_eq!(mle(&[], 1.0), 0.0);
         assert_eq!(mle(&[1.0], 0.0), f64::INFINITY);

@@ -1,31 +1,67 @@
 //! Change rates from observation histories (NeurIPS'19 §5, eqs. 10 and 11, with the paper's
-//! smoothing), one URL at a time. Nothing here knows about files or workers.
+//! smoothing or a pooled prior), one URL at a time, from compact evidence that a night extends
+//! with its new observations. Nothing here knows about files or workers.
 //!
 //! Time is in days and rates in changes per day, as everywhere in revisit: the smoothing terms are
 //! the paper's 0.5 (its experiments crawled daily, so half a day).
 
-pub mod complete;
+pub mod evidence;
 pub mod incomplete;
+pub mod learn;
+pub mod online;
+pub mod pooled;
+pub mod prior;
+pub mod synthetic;
+
+pub use evidence::Evidence;
+pub use learn::{learn, PriorKind};
+pub use prior::Prior;
 
 /// Length (days) of each imaginary interval, and count of imaginary changes, that smooth the
 /// estimates away from 0 and infinity (NeurIPS'19 §5, "Singularities of lambda estimators").
 pub const SMOOTHING: f64 = 0.5;
 
-use incomplete::Intervals;
-
-/// One observation of a URL: when (days since the history's epoch), and whether the page had
-/// changed since the previous observation (with complete observations: a change notice).
+/// One observation of a URL: when (days since the epoch), whether the page had changed since the
+/// previous observation (with complete observations: a change notice), and whether it comes from
+/// a feed that reports every change.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Observation {
     pub at_days: f64,
     pub changed: bool,
+    pub complete: bool,
 }
 
-/// The time the estimates look at, days since the history's epoch: observations in [from, to].
+/// The time the estimates look at, days since the epoch: the observations of the days from
+/// `from`'s (evidence is kept by day) to `to`; complete observations are counted over `to - from`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Window {
     pub from: f64,
     pub to: f64,
+}
+
+impl Window {
+    /// The window of the last `days` (None: all the history) up to `to`, starting no earlier than
+    /// the first observation.
+    pub fn ending(to: f64, days: Option<f64>, first_observation: f64) -> Window {
+        Window {
+            from: days.map_or(first_observation, |d| (to - d).max(first_observation)),
+            to,
+        }
+    }
+
+    /// The first day whose observations count.
+    pub fn first_day(&self) -> i64 {
+        if self.from.is_finite() {
+            evidence::day_of(self.from)
+        } else {
+            i64::MIN
+        }
+    }
+
+    /// Days watched: the length of the window.
+    pub fn days(&self) -> f64 {
+        self.to - self.from
+    }
 }
 
 /// A URL's estimated change rate and what it rests on.
@@ -39,45 +75,37 @@ pub struct Estimate {
     pub changes: u64,
 }
 
-/// Estimates one URL's change rate from its `observations` (any order) within `window`.
+/// A URL's evidence from its observations in any order (ties keep their order): those at the
+/// same instant as the one before are refused, and counted.
+pub fn evidence_of(observations: &mut [Observation]) -> (Evidence, u64) {
+    observations.sort_by(|a, b| a.at_days.total_cmp(&b.at_days));
+    let mut evidence = Evidence::default();
+    let refused = observations
+        .iter()
+        .filter(|&&o| evidence.observe(o).is_err())
+        .count() as u64;
+    (evidence, refused)
+}
+
+/// Estimates one URL's change rate from its evidence within `window`, leaning on `prior`.
 ///
 /// Complete observations: the notices in the window over the window's length (eq. 11). Incomplete:
 /// the intervals between consecutive crawls that end in the window, the whole interval even when it
 /// starts before (as the paper's reference code does: cutting it would bias the estimate), eq. 10.
 /// A URL's first crawl only starts its first interval.
-pub fn estimate(observations: &mut [Observation], complete: bool, window: Window) -> Estimate {
-    let inside = |o: &Observation| (window.from..=window.to).contains(&o.at_days);
-    if complete {
-        let changes = observations
-            .iter()
-            .filter(|o| o.changed && inside(o))
-            .count() as u64;
-        return Estimate {
-            change_rate: complete::rate(changes, window.to - window.from),
-            observations: changes,
-            changes,
-        };
-    }
-    observations.sort_by(|a, b| a.at_days.total_cmp(&b.at_days));
-    let mut seen = Intervals::default();
-    let mut used = 0;
-    for pair in observations.windows(2) {
-        let (previous, o) = (pair[0], pair[1]);
-        let length = o.at_days - previous.at_days;
-        // two crawls at the same instant tell nothing about time
-        if !inside(&o) || length <= 0.0 {
-            continue;
+pub fn estimate(evidence: &Evidence, window: Window, prior: Prior) -> Estimate {
+    let seen = evidence.seen(window);
+    if evidence.complete {
+        Estimate {
+            change_rate: prior.complete_rate(seen.notices, window.days()),
+            observations: seen.notices,
+            changes: seen.notices,
         }
-        used += 1;
-        if o.changed {
-            seen.changed.push(length);
-        } else {
-            seen.unchanged_days += length;
+    } else {
+        Estimate {
+            change_rate: prior.incomplete_rate(&seen),
+            observations: seen.intervals(),
+            changes: seen.changed.len() as u64,
         }
-    }
-    Estimate {
-        change_rate: seen.rate(),
-        observations: used,
-        changes: seen.changed.len() as u64,
     }
 }

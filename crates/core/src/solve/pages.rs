@@ -138,6 +138,28 @@ impl Pages {
         Ok(self)
     }
 
+    /// The same pages with other change rates (changes per day), e.g. learned from the crawls.
+    pub fn with_change_rates(mut self, change_rate: Vec<f64>) -> Result<Pages, PagesError> {
+        if change_rate.len() != self.len() {
+            return Err(PagesError::Shape(format!(
+                "{} pages, {} change rates",
+                self.len(),
+                change_rate.len()
+            )));
+        }
+        if let Some(page) = change_rate
+            .iter()
+            .position(|&l| !(l.is_finite() && l >= 0.0))
+        {
+            return Err(PagesError::ChangeRate {
+                page,
+                value: change_rate[page],
+            });
+        }
+        self.change_rate = change_rate;
+        Ok(self)
+    }
+
     /// Page `i`'s own least and largest rate, fetches per day (NaN: none of its own).
     #[inline]
     pub fn rate_bounds(&self, i: usize) -> (f64, f64) {
