@@ -3,14 +3,15 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
+use revisit_core::estimate::PriorKind;
 use revisit_core::objective::Objective;
 use revisit_core::schedule::timetable::Sequencing;
 
 use super::heading;
 use super::shared::{JobArg, PageArgs, RunnerArgs};
 use crate::plan::run::{
-    output_folder, Bandwidth, IndexPlan, PreviousNight, RunPlan, SchedulePlan, StartSource,
-    TimetableMode, TimetablePlan, DEFAULT_BANDWIDTH_PER_URL, DEFAULT_CRAWLERS,
+    output_folder, Bandwidth, IndexPlan, LearnPlan, PreviousNight, RunPlan, SchedulePlan,
+    StartSource, TimetableMode, TimetablePlan, DEFAULT_BANDWIDTH_PER_URL, DEFAULT_CRAWLERS,
 };
 use crate::plan::Options;
 use crate::report::run::Summary;
@@ -123,6 +124,27 @@ pub struct RunArgs {
     /// timetable, its due times as fetched).
     #[arg(long, value_name = "LOG", help_heading = heading::INPUT)]
     pub fetched: Vec<String>,
+    /// Crawl histories to learn change rates from (repeatable)
+    ///
+    /// The `estimate` input (url, observed_at or observed_at_s, changed, optional complete_obs and
+    /// host): the observations since the previous night. Every URL's change rate is then learned
+    /// inside the job from them and the previous night's learned table (--previous), and the
+    /// pages' change_rate column is ignored. Files, folders or globs; Parquet files are read in
+    /// time order, so a log appended night after night is never held whole.
+    #[arg(long, value_name = "LOG", help_heading = heading::INPUT)]
+    pub history: Vec<String>,
+    /// With --history: only the last DAYS count [default: all]
+    ///
+    /// Change rates drift: the paper learns on a suffix of the history, before --start.
+    #[arg(long, value_name = "DAYS", help_heading = heading::INPUT)]
+    pub window_days: Option<f64>,
+    /// With --history: what a URL with little history leans on
+    ///
+    /// host: its host's pooled rate, shrunk toward the level of all hosts (empirical Bayes).
+    /// paper: NeurIPS'19's fixed smoothing. URLs with complete observations use the paper's
+    /// either way.
+    #[arg(long, value_enum, default_value_t = PriorKind::Host, value_name = "PRIOR", help_heading = heading::INPUT)]
+    pub prior: PriorKind,
     /// Shortest refetch interval, e.g. 1h
     ///
     /// A page's min_interval_s column wins. Caps fetches per change; solved exactly as a bound on every URL's rate.
@@ -190,9 +212,36 @@ impl RunArgs {
             out: output_folder(&self.out)?,
             index: self.index_plan()?,
             timetable: self.timetable_plan()?,
+            learn: self.learn_plan()?,
             quiet: self.runner.quiet,
             options: Options::new(),
         })
+    }
+
+    /// Learning when given histories, or when the previous night learned (its evidence carries
+    /// on even on a night without new rows).
+    fn learn_plan(&self) -> Result<Option<LearnPlan>> {
+        let previous = match &self.previous {
+            Some(dir) if !crate::io::learned::open(dir)?.files.is_empty() => Some(dir.clone()),
+            _ => None,
+        };
+        if self.history.is_empty() && previous.is_none() {
+            if self.window_days.is_some() {
+                bail!("--window-days needs --history (or a --previous run that learned)");
+            }
+            return Ok(None);
+        }
+        if let Some(d) = self.window_days {
+            if !(d.is_finite() && d > 0.0) {
+                bail!("--window-days must be a positive number of days, got {d}");
+            }
+        }
+        Ok(Some(LearnPlan {
+            history: self.history.clone(),
+            window_days: self.window_days,
+            prior: self.prior,
+            previous,
+        }))
     }
 
     fn index_plan(&self) -> Result<Option<IndexPlan>> {

@@ -1,7 +1,7 @@
 //! The learned table (`run --history`): one row per URL with evidence, its learned change rate
 //! and what it rests on, and its evidence in the window ([`Evidence::to_bytes`]) that tomorrow's
-//! run continues from instead of the whole crawl history. The first day of the history the
-//! estimates have seen is in every file's metadata, so that tomorrow's window starts where the
+//! run continues from instead of the whole crawl history. The first observation of the history
+//! the estimates have seen is in every file's metadata, so that tomorrow's window starts where the
 //! whole history's would.
 
 use std::path::{Path, PathBuf};
@@ -23,8 +23,8 @@ use super::publish::MANIFEST;
 use super::rates_in::InvalidRate;
 use super::schema;
 
-/// The key of the history's first day (days since the Unix epoch) in the files' metadata.
-pub const FIRST_DAY_KEY: &str = "revisit.history_first_day";
+/// The key of the history's first observation (days since the Unix epoch) in the files' metadata.
+pub const FIRST_OBSERVATION_KEY: &str = "revisit.history_first_observation_days";
 /// Rows decoded at a time.
 const BATCH_ROWS: usize = 8192;
 
@@ -84,11 +84,11 @@ pub fn write<'a>(
 }
 
 /// The learned table of a published output: its files with their row groups' row counts, and the
-/// first day of the history they learned from (None: no file).
+/// first observation of the history they learned from (days since the epoch; None: no file).
 #[derive(Clone, Debug, Default)]
 pub struct LearnedTable {
     pub files: Vec<(PathBuf, Vec<u64>)>,
-    pub first_day: Option<i64>,
+    pub first_observation: Option<f64>,
 }
 
 /// A unit of reading work: one row group of one learned file.
@@ -115,20 +115,21 @@ pub fn open(dir: &Path) -> Result<LearnedTable> {
         let path = dir.join(&entry.path);
         let builder = open_parquet(&path, "")?;
         let meta = builder.metadata().file_metadata().key_value_metadata();
-        let first_day = meta
-            .and_then(|kv| kv.iter().find(|k| k.key == FIRST_DAY_KEY))
+        let first = meta
+            .and_then(|kv| kv.iter().find(|k| k.key == FIRST_OBSERVATION_KEY))
             .and_then(|k| k.value.as_deref())
-            .and_then(|v| v.parse::<i64>().ok());
-        match (first_day, table.first_day) {
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|d| d.is_finite());
+        match (first, table.first_observation) {
             (None, _) => bail!(
-                "{}: no {FIRST_DAY_KEY} in its metadata: not a learned table of revisit",
+                "{}: no {FIRST_OBSERVATION_KEY} in its metadata: not a learned table of revisit",
                 path.display()
             ),
             (Some(d), Some(seen)) if d != seen => bail!(
-                "{}: {FIRST_DAY_KEY} {d}, another file of the same output {seen}: an altered output",
+                "{}: {FIRST_OBSERVATION_KEY} {d}, another file of the same output {seen}: an altered output",
                 path.display()
             ),
-            (Some(d), _) => table.first_day = Some(d),
+            (Some(d), _) => table.first_observation = Some(d),
         }
         let groups = builder
             .metadata()

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use revisit_core::capacity::{recommended_crawlers, Quantity};
+use revisit_core::estimate::PriorKind;
 use revisit_core::objective::Objective;
 use revisit_core::schedule::crawler;
 use revisit_core::schedule::timetable::Sequencing;
@@ -52,6 +53,8 @@ pub struct RunPlan {
     pub schedule: SchedulePlan,
     /// Each crawler's fetches (with --timetable).
     pub timetable: Option<TimetablePlan>,
+    /// Change rates learned from the crawls (with --history, or a previous night that learned).
+    pub learn: Option<LearnPlan>,
     /// No progress lines.
     pub quiet: bool,
     /// Every option as resolved, for provenance.
@@ -203,6 +206,18 @@ impl SchedulePlan {
                 .map_or(f64::INFINITY, |s| revisit_core::units::SECONDS_PER_DAY / s),
         )
     }
+}
+
+/// How a run learns its pages' change rates from what its crawlers saw.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LearnPlan {
+    /// Crawl histories: the observations since the previous night (files, folders, globs).
+    pub history: Vec<String>,
+    /// Only the last days of history count (None: all of it).
+    pub window_days: Option<f64>,
+    pub prior: PriorKind,
+    /// The previous night's learned table, to continue from (None: the history is all there is).
+    pub previous: Option<PathBuf>,
 }
 
 /// How a night's fetches are laid out.

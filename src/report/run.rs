@@ -222,6 +222,9 @@ pub struct Summary {
     /// The crawlers' timetables (with --timetable).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timetable: Option<Timetable>,
+    /// The change rates learned from the crawls (with --history).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub learned: Option<LearnCounts>,
     /// Peak resident memory of the largest process, bytes.
     pub peak_rss_bytes: u64,
     /// What looks wrong with the run, in words (the terminal summary prints them too).
@@ -256,6 +259,69 @@ impl Combine for RatesTotals {
         self.hosts_capped += o.hosts_capped;
         self.intervals.combine(o.intervals);
         self.peak_rss = self.peak_rss.max(o.peak_rss);
+    }
+}
+
+/// What a night learned of its pages' change rates (`run --history`): every history row and every
+/// row of the previous learned table accounted for, summed over workers.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct LearnCounts {
+    /// `host` or `paper`.
+    pub prior: String,
+    /// The window the estimates looked at, days since the epoch (its end is the night's start).
+    pub window_from_days: f64,
+    pub window_to_days: f64,
+    /// History rows: used, of them before the window (they only close the interval after them),
+    /// after the night's start (not used), of a URL that is no page, at or before their URL's
+    /// last observation (a repeat, or older than the state: not used), unusable.
+    pub history_rows: u64,
+    pub history_used: u64,
+    pub history_before_window: u64,
+    pub history_future: u64,
+    pub history_unknown_url: u64,
+    pub history_repeated: u64,
+    pub history_invalid: u64,
+    /// Rows of the previous learned table: joined to a page, of a URL no longer a page, unusable.
+    pub state_rows: u64,
+    pub state_used: u64,
+    pub state_dropped: u64,
+    pub state_invalid: u64,
+    /// The first unusable row of either, by file then row.
+    pub first_invalid: Option<InvalidRate>,
+    /// Pages with an observation in the window, and those that have none (their rate is the
+    /// prior's).
+    pub urls_observed: u64,
+    pub urls_on_prior: u64,
+}
+
+impl Combine for LearnCounts {
+    fn combine(&mut self, o: Self) {
+        self.history_rows += o.history_rows;
+        self.history_used += o.history_used;
+        self.history_before_window += o.history_before_window;
+        self.history_future += o.history_future;
+        self.history_unknown_url += o.history_unknown_url;
+        self.history_repeated += o.history_repeated;
+        self.history_invalid += o.history_invalid;
+        self.state_rows += o.state_rows;
+        self.state_used += o.state_used;
+        self.state_dropped += o.state_dropped;
+        self.state_invalid += o.state_invalid;
+        self.urls_observed += o.urls_observed;
+        self.urls_on_prior += o.urls_on_prior;
+        self.first_invalid = first_of(self.first_invalid.take(), o.first_invalid);
+    }
+}
+
+/// The first of two unusable rows, by file then row.
+fn first_of(a: Option<InvalidRate>, b: Option<InvalidRate>) -> Option<InvalidRate> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if (&a.file, a.row) <= (&b.file, b.row) {
+            a
+        } else {
+            b
+        }),
+        (a, b) => a.or(b),
     }
 }
 
@@ -295,14 +361,7 @@ impl Combine for StateCounts {
         self.log_future += o.log_future;
         self.log_duplicate += o.log_duplicate;
         self.log_invalid += o.log_invalid;
-        self.first_invalid = match (self.first_invalid.take(), o.first_invalid) {
-            (Some(a), Some(b)) => Some(if (&a.file, a.row) <= (&b.file, b.row) {
-                a
-            } else {
-                b
-            }),
-            (a, b) => a.or(b),
-        };
+        self.first_invalid = first_of(self.first_invalid.take(), o.first_invalid);
     }
 }
 
@@ -401,6 +460,7 @@ pub struct RunFacts<'a> {
     pub largest_host: f64,
     pub schedule: ScheduleFacts<'a>,
     pub timetable: Option<TimetableFacts<'a>>,
+    pub learned: Option<LearnCounts>,
     pub workers: usize,
     pub processes: usize,
     pub seconds: PhaseSeconds,
@@ -481,6 +541,7 @@ impl Summary {
             recommended_crawlers,
             schedule: schedule_summary(plan, &f.schedule, &c.intervals),
             timetable,
+            learned: f.learned,
             workers: f.workers,
             processes: f.processes,
             peak_rss_bytes: c.peak_rss,
@@ -797,6 +858,32 @@ impl Summary {
                 "  WARNING: {} URLs get less than one fetch per max interval: their hosts' politeness caps cannot fit them\n",
                 count(c.intervals.urls_max_interval_unmet)
             );
+        }
+        if let Some(l) = &self.learned {
+            s += &format!(
+                "  learned: change rates of {} URLs from their crawls over {} days ({} prior for {} without any); history: {} rows ({} used, {} before the window, {} after the start, {} unknown URL, {} repeated, {} invalid); previous learned: {} rows ({} used, {} dropped, {} invalid)\n",
+                count(l.urls_observed),
+                num(l.window_to_days - l.window_from_days),
+                l.prior,
+                count(l.urls_on_prior),
+                count(l.history_rows),
+                count(l.history_used),
+                count(l.history_before_window),
+                count(l.history_future),
+                count(l.history_unknown_url),
+                count(l.history_repeated),
+                count(l.history_invalid),
+                count(l.state_rows),
+                count(l.state_used),
+                count(l.state_dropped),
+                count(l.state_invalid),
+            );
+            if let Some(bad) = &l.first_invalid {
+                s += &format!(
+                    "    first unusable row: {} row {} column {}\n",
+                    bad.file, bad.row, bad.column
+                );
+            }
         }
         if let Some(Timetable::Rolling(t)) = &self.timetable {
             s += &format!(

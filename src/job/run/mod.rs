@@ -6,6 +6,7 @@
 
 mod assign;
 mod cyclic;
+mod learn;
 mod rolling;
 mod schedule;
 mod solve;
@@ -22,7 +23,7 @@ use super::control::{self, Publication};
 use super::identity;
 use super::load::{load, LoadChannels, Loaded};
 use super::progress::Progress;
-use super::wire::{due::DueBatch, rated::RatedBatch, visits::VisitBatch};
+use super::wire::{due::DueBatch, learned::LearnedBatch, rated::RatedBatch, visits::VisitBatch};
 use crate::io::manifest::Manifest;
 use crate::io::{publish, verify};
 use crate::plan::run::{RunPlan, TimetableMode};
@@ -33,6 +34,7 @@ use crate::report::run::{
     VERSION,
 };
 use assign::Assigned;
+use learn::{LearnChannels, Learned};
 use schedule::Schedule;
 use solve::Solved;
 use state::{Known, StateChannels};
@@ -46,8 +48,9 @@ pub fn worker(worker: &mut Worker, plan: &RunPlan, run_id: &str) -> Result<Optio
     let mut reducer = Reducer::new(worker);
     // the run's id is the one the lead locked the output with; its start, the earliest worker's
     let identity = identity::with_id(identity::agree(&mut reducer), run_id);
-    let loaded = load(&mut reducer, &mut channels.pages, &plan.pages, &progress)?;
+    let mut loaded = load(&mut reducer, &mut channels.pages, &plan.pages, &progress)?;
     plan.check_crawlers(loaded.hosts)?;
+    let learned = learn_rates(&mut reducer, &mut channels, plan, &mut loaded, &progress)?;
     let provenance = Provenance::new(
         "run",
         identity,
@@ -69,6 +72,7 @@ pub fn worker(worker: &mut Worker, plan: &RunPlan, run_id: &str) -> Result<Optio
     let night = night(&mut reducer, plan, &loaded, &solved, &progress);
     let phases = Phases {
         loaded: &loaded,
+        learned: learned.as_ref(),
         known: &known,
         solved: &solved,
         assigned: &assigned,
@@ -106,6 +110,9 @@ pub struct Channels {
     pub pages: LoadChannels,
     /// The previous night's state and the fetch logs to their host's worker (when given).
     pub state: StateChannels,
+    /// The previous learned table and the crawl history to their host's worker (when learning),
+    /// and what was learned to the crawler's writer.
+    pub learn: Option<(LearnChannels, Shuffle<LearnedBatch>)>,
     /// Solved rows to their crawler's writer.
     pub rated: Shuffle<RatedBatch>,
     /// Visited hosts to their crawler's writer (with --timetable --cyclic).
@@ -122,6 +129,12 @@ impl Channels {
         Channels {
             pages: LoadChannels::new(worker),
             state: StateChannels::new(worker, &plan.schedule),
+            learn: plan.learn.is_some().then(|| {
+                (
+                    LearnChannels::new(worker),
+                    Shuffle::new(worker, "LearnedToWriter", |b: &LearnedBatch| b.dest as u64),
+                )
+            }),
             rated: Shuffle::new(worker, "ByCrawler", |b| b.dest as u64),
             visits: matches!(mode, Some(TimetableMode::Cyclic(_)))
                 .then(|| Shuffle::new(worker, "ToTimetable", |b: &VisitBatch| b.dest as u64)),
@@ -168,9 +181,39 @@ fn night(
     })
 }
 
+/// The learn phase (when the plan learns): every page's change rate estimated from its evidence,
+/// and the pages' change rates replaced by the estimates.
+fn learn_rates(
+    reducer: &mut Reducer<'_>,
+    channels: &mut Channels,
+    plan: &RunPlan,
+    loaded: &mut Loaded,
+    progress: &Progress,
+) -> Result<Option<Learned>> {
+    let (Some(learn_plan), Some((learn_channels, _))) = (&plan.learn, channels.learn.as_mut())
+    else {
+        return Ok(None);
+    };
+    let learned = learn::learn_rates(
+        reducer,
+        learn_channels,
+        learn_plan,
+        plan.schedule.start_us,
+        plan.pages.politeness,
+        &loaded.arranged,
+        progress,
+    )?;
+    let pages = std::mem::take(&mut loaded.arranged.pages);
+    loaded.arranged.pages = pages
+        .with_change_rates(learned.estimates.iter().map(|e| e.change_rate).collect())
+        .context("learned change rates")?;
+    Ok(Some(learned))
+}
+
 /// What the earlier phases made, for the write phase and the lead's summary.
 pub struct Phases<'a> {
     loaded: &'a Loaded,
+    learned: Option<&'a Learned>,
     known: &'a Known,
     solved: &'a Solved,
     assigned: &'a Assigned,
@@ -210,6 +253,7 @@ fn summarize(
         rates: &written.rates,
         crawler_load_max_over_mean: p.assigned.load_ratio,
         largest_host: p.assigned.largest_host,
+        learned: p.learned.map(|l| l.counts.clone()),
         schedule: ScheduleFacts {
             counts: &written.schedule,
             state: &p.known.counts,

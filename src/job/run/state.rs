@@ -11,9 +11,8 @@ use crate::io::inputs;
 use crate::io::politeness_key::PolitenessKey;
 use crate::io::rates_in::InvalidRate;
 use crate::io::state_in::{self, StateUnit};
-use crate::job::arrange::{Arranged, URL_PREFETCH_DISTANCE};
+use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
-use crate::job::keys::url_id;
 use crate::job::progress::Progress;
 use crate::job::route::{route_keyed, KeyedMessage, TableStatus};
 use crate::plan::run::{Fetches, SchedulePlan};
@@ -184,13 +183,7 @@ pub fn known(
     // Join: the pages in key order against the state and the log, sorted by key too (a merge;
     // a binary search per page missed the cache at every step of 10M-row tables).
     let start = plan.start_us;
-    let mut pages: Vec<(u128, u32)> = (0..n)
-        .map(|i| {
-            arranged.prefetch_url(i + URL_PREFETCH_DISTANCE);
-            (url_id(arranged.url_bytes(i)), i as u32)
-        })
-        .collect();
-    pages.sort_unstable();
+    let pages = arranged.pages_by_url_key();
     let (mut state_used, mut log_matched) = (0u64, 0u64);
     let (mut at_state, mut at_log) = (0usize, 0usize);
     for &(key, i) in &pages {

@@ -12,10 +12,12 @@ use revisit_core::units::{per_horizon, PerDay};
 use serde::{Deserialize, Serialize};
 
 use super::cyclic::write_crawler_visits;
+use super::learn::Learned;
 use super::rolling::{self, write_crawler_night};
 use super::state::NEVER;
 use super::{Channels, Night, Phases};
 use crate::io::hosts_out::{write_hosts, HostRow};
+use crate::io::learned::{self, LearnedRow, FIRST_OBSERVATION_KEY};
 use crate::io::manifest::FileEntry;
 use crate::io::pages::Rejected;
 use crate::io::rates_out::{write_rates, RateRow, Size};
@@ -26,6 +28,7 @@ use crate::job::channel::Reducer;
 use crate::job::fail_point::fail_point;
 use crate::job::load::Loaded;
 use crate::job::progress::Progress;
+use crate::job::wire::learned::{LearnedBatch, LearnedHost};
 use crate::job::wire::rated::{RatedBatch, RatedRow};
 use crate::job::wire::visits::{VisitBatch, VisitHost};
 use crate::job::wire::{BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
@@ -97,6 +100,9 @@ pub fn write(
             let dest = crawler % peers as u32;
             send_rates(channels, plan, p, crawler, dest);
             let hosts = &assigned.hosts_of_crawler[crawler as usize];
+            if let (Some(learned), Some((_, channel))) = (p.learned, channels.learn.as_mut()) {
+                send_learned(channel, &loaded.arranged, learned, hosts, dest);
+            }
             match (night, channels.visits.as_mut(), channels.due.as_mut()) {
                 (Some(Night::Cyclic(n)), Some(channel), _) => {
                     send_visits(channel, loaded, n, hosts, dest)
@@ -108,6 +114,10 @@ pub fn write(
             }
         }
         let mine = channels.rated.finish_round(reducer.worker);
+        let mine_learned = channels
+            .learn
+            .as_mut()
+            .map(|(_, c)| c.finish_round(reducer.worker));
         let mine_visits = channels
             .visits
             .as_mut()
@@ -123,6 +133,21 @@ pub fn write(
             match write_crawler_rates(&staging, &rel, &mine, &metadata) {
                 Ok(entry) => files.push(entry),
                 Err(e) => error = Some((index as u32, format!("{e:#}"))),
+            }
+            if let (Some(batches), Some(learned)) = (mine_learned, p.learned) {
+                let rel = format!("learned/crawler={crawler}/part-00000.parquet");
+                let mut meta = metadata.clone();
+                meta.extend([
+                    ("revisit.units.learned".into(), schema::LEARNED_UNITS.into()),
+                    (
+                        FIRST_OBSERVATION_KEY.into(),
+                        format!("{}", learned.first_observation),
+                    ),
+                ]);
+                match write_crawler_learned(&staging, &rel, batches, &meta) {
+                    Ok(entry) => files.push(entry),
+                    Err(e) => error = Some((index as u32, format!("{e:#}"))),
+                }
             }
             let rel = format!("visits/crawler={crawler}/part-00000.parquet");
             let written = match (night, &visit_metadata, mine_visits, mine_due) {
@@ -270,6 +295,68 @@ fn send_visits(
     if !batch.hosts.is_empty() {
         channel.send(batch);
     }
+}
+
+/// Sends the learned pages of the hosts `hosts` of a crawler to its writer `dest`.
+fn send_learned(
+    channel: &mut crate::job::channel::Shuffle<LearnedBatch>,
+    arranged: &crate::job::arrange::Arranged,
+    learned: &Learned,
+    hosts: &[usize],
+    dest: u32,
+) {
+    let new_batch = || LearnedBatch {
+        dest,
+        hosts: vec![],
+    };
+    let mut batch = new_batch();
+    let mut bytes = 0;
+    for &h in hosts {
+        if let Some(host) = LearnedHost::of(arranged, h, &learned.evidence, &learned.estimates) {
+            bytes += host.bytes();
+            batch.hosts.push(host);
+        }
+        if bytes >= BATCH_TEXT_BYTES {
+            channel.send(std::mem::replace(&mut batch, new_batch()));
+            bytes = 0;
+        }
+    }
+    if !batch.hosts.is_empty() {
+        channel.send(batch);
+    }
+}
+
+/// Writes the learned partition at `rel` from the hosts received for it, ordered by host
+/// identity (the same bytes whatever the worker count).
+fn write_crawler_learned(
+    staging: &Path,
+    rel: &str,
+    batches: Vec<LearnedBatch>,
+    metadata: &[(String, String)],
+) -> Result<FileEntry> {
+    let mut hosts: Vec<LearnedHost> = batches.into_iter().flat_map(|b| b.hosts).collect();
+    hosts.sort_unstable_by_key(|h| h.id);
+    let path = staging.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap_or(staging))
+        .with_context(|| format!("creating {}", path.display()))?;
+    let rows = hosts.iter().flat_map(|h| {
+        (0..h.urls.len()).map(move |i| LearnedRow {
+            url: h.urls[i].as_bytes(),
+            host: h.name.as_bytes(),
+            change_rate: h.change_rate[i],
+            complete_obs: h.complete_obs[i],
+            observations: h.observations[i],
+            changes: h.changes[i],
+            last_observed_us: h.last_observed_us[i],
+            evidence: &h.evidence[i],
+        })
+    });
+    let (n, bytes) = learned::write(&path, rows, metadata)?;
+    Ok(FileEntry {
+        path: rel.to_owned(),
+        rows: n,
+        bytes,
+    })
 }
 
 /// Writes the rates partition at `rel` from the rows received for it, in canonical order (grouped

@@ -1,10 +1,12 @@
 //! What workers send each other, in columnar batches: input rows to their host's worker
 //! ([`rows`]), URL claims to find URLs listed under several hosts ([`claims`]), solved rows to
 //! their crawler's writer ([`rated`]), visited hosts to their crawler's timetable writer
-//! ([`visits`] for a cyclic night, [`due`] for a rolling one).
+//! ([`visits`] for a cyclic night, [`due`] for a rolling one), what a night learned to its
+//! crawler's writer ([`learned`]).
 
 pub mod claims;
 pub mod due;
+pub mod learned;
 pub mod rated;
 pub mod rows;
 pub mod visits;

@@ -71,10 +71,7 @@ mod tests {
         let days = 20_000.0;
         let n = changes_between(b"u", 0.0, days * 86_400.0, 0.5, 3).len() as f64;
         // Poisson(10,000): within 4 standard deviations
-        assert!(
-            (n - 0.5 * days).abs() < 4.0 * (0.5 * days).sqrt(),
-            "{n}"
-        );
+        assert!((n - 0.5 * days).abs() < 4.0 * (0.5 * days).sqrt(), "{n}");
         assert_eq!(
             changes_between(b"u", 0.0, 86_400.0, 0.0, 3),
             Vec::<f64>::new()

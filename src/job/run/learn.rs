@@ -1,0 +1,278 @@
+//! The learn phase of `run --history`: the previous night's learned table and tonight's crawl
+//! history, read by every worker, sent to the worker of their URL's host and folded into each
+//! page's evidence by URL; then every page's change rate estimated with the stand-alone
+//! `estimate`'s code ([`revisit_core::estimate::learn`]). The history is read in time slices (see
+//! [`history::slices`]), so only one slice's rows are ever held. Every row is accounted for.
+
+use anyhow::{bail, Result};
+use revisit_core::estimate::{learn, Estimate, Evidence, Observation, Window};
+use revisit_core::reduce::{AllReduce, Combine};
+use revisit_core::units::SECONDS_PER_DAY;
+use serde::{Deserialize, Serialize};
+
+use crate::io::history::{self, HistoryUnit};
+use crate::io::inputs;
+use crate::io::learned::{self, LearnedUnit};
+use crate::io::politeness_key::PolitenessKey;
+use crate::job::arrange::Arranged;
+use crate::job::channel::{Reducer, Shuffle};
+use crate::job::progress::Progress;
+use crate::job::route::{route_keyed, KeyedMessage, TableStatus};
+use crate::plan::run::LearnPlan;
+use crate::report::run::LearnCounts;
+
+/// An observation in transit: days since the epoch, and its flags ([`CHANGED`], [`COMPLETE`]).
+pub type ObservationValue = (f64, u8);
+const CHANGED: u8 = 1;
+const COMPLETE: u8 = 2;
+
+/// The dataflows of the learn phase (built on every worker, in this order, when the plan learns).
+pub struct LearnChannels {
+    pub state: Shuffle<KeyedMessage<Vec<u8>>>,
+    pub history: Shuffle<KeyedMessage<ObservationValue>>,
+}
+
+impl LearnChannels {
+    pub fn new(worker: &mut timely::worker::Worker) -> Self {
+        LearnChannels {
+            state: Shuffle::new(worker, "LearnedByHost", |m: &KeyedMessage<Vec<u8>>| {
+                m.0 as u64
+            }),
+            history: Shuffle::new(
+                worker,
+                "HistoryByHost",
+                |m: &KeyedMessage<ObservationValue>| m.0 as u64,
+            ),
+        }
+    }
+}
+
+/// What this worker's pages learned, page by page, and the counts every worker agrees on.
+pub struct Learned {
+    /// Each page's evidence in the window (what tomorrow continues from).
+    pub evidence: Vec<Evidence>,
+    pub estimates: Vec<Estimate>,
+    /// The history's first observation, days since the epoch (every worker's).
+    pub first_observation: f64,
+    pub counts: LearnCounts,
+}
+
+/// The smallest first observation of every worker.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct First(f64);
+
+impl Combine for First {
+    fn combine(&mut self, o: Self) {
+        self.0 = self.0.min(o.0);
+    }
+}
+
+/// Reads the previous learned table and the history of `plan`, sends every row to its host's
+/// worker, folds them into `arranged`'s pages' evidence and estimates every page's change rate at
+/// the night's start `start_us`. Every worker calls it; it fails alike on every worker.
+pub fn learn_rates(
+    reducer: &mut Reducer<'_>,
+    channels: &mut LearnChannels,
+    plan: &LearnPlan,
+    start_us: i64,
+    politeness: PolitenessKey,
+    arranged: &Arranged,
+    progress: &Progress,
+) -> Result<Learned> {
+    let (index, peers) = (reducer.worker.index(), reducer.worker.peers());
+    let n = arranged.pages.len();
+    let to = start_us as f64 / 1e6 / SECONDS_PER_DAY;
+    // rows before this only close the interval after them: counted apart
+    let window_start = plan.window_days.map_or(f64::NEG_INFINITY, |d| to - d);
+    let mut counts = LearnCounts {
+        prior: plan.prior.name().to_owned(),
+        ..LearnCounts::default()
+    };
+    let mut evidence = vec![Evidence::default(); n];
+    let pages = arranged.pages_by_url_key();
+    let mut first = f64::INFINITY;
+    // Every worker opens the files first: a bad one fails everywhere before any data moves.
+    let previous = match &plan.previous {
+        Some(dir) => learned::open(dir)?,
+        None => learned::LearnedTable::default(),
+    };
+    let files = history::open_all(&inputs::expand(&plan.history)?)?;
+
+    // The previous night's evidence, joined to the pages by URL.
+    let units = learned::units(&previous);
+    let mine: Vec<LearnedUnit> = units.iter().copied().skip(index).step_by(peers).collect();
+    let (received, status) = route_keyed(
+        politeness,
+        reducer,
+        &mut channels.state,
+        &mine,
+        |u| u.file,
+        |unit, row, invalid| {
+            learned::read_unit(
+                &previous,
+                unit,
+                |url, host, e| row(url, Some(host), e.to_bytes()),
+                invalid,
+            )
+        },
+    )?;
+    counts.state_rows = status.rows;
+    counts.state_invalid = status.invalid + status.unmatched;
+    note_invalid(&mut counts, &status);
+    let mut state: Vec<(u128, Vec<u8>)> = received.into_iter().flat_map(|m| m.1).collect();
+    state.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+    state.dedup_by_key(|s| s.0);
+    let mut at = 0;
+    let mut state_used = 0u64;
+    for &(key, i) in &pages {
+        while at < state.len() && state[at].0 < key {
+            at += 1;
+        }
+        if let Some((_, bytes)) = state.get(at).filter(|s| s.0 == key) {
+            // decoded by the reader already: it cannot fail here
+            if let Some(e) = Evidence::from_bytes(bytes) {
+                evidence[i as usize] = e;
+                state_used += 1;
+            }
+        }
+    }
+    let state_dropped = state.len() as u64 - state_used;
+    drop(state);
+
+    // Tonight's history, one time slice at a time.
+    let slices = history::slices(&files);
+    let mut local = LearnCounts::default();
+    for (s, slice) in slices.iter().enumerate() {
+        let units = history::units(&files, slice);
+        let mine: Vec<HistoryUnit> = units.iter().copied().skip(index).step_by(peers).collect();
+        let (received, status) = route_keyed(
+            politeness,
+            reducer,
+            &mut channels.history,
+            &mine,
+            |u| u.file,
+            |unit, row, invalid| {
+                history::read_unit(
+                    &files[unit.file],
+                    unit,
+                    |r| {
+                        let at_days = r.at_s / SECONDS_PER_DAY;
+                        if at_days <= to {
+                            first = first.min(at_days);
+                        }
+                        let flags = if r.changed { CHANGED } else { 0 }
+                            | if r.complete { COMPLETE } else { 0 };
+                        row(r.url, r.host, (at_days, flags))
+                    },
+                    invalid,
+                )
+            },
+        )?;
+        counts.history_rows += status.rows;
+        counts.history_invalid += status.invalid;
+        counts.history_unknown_url += status.unmatched;
+        note_invalid(&mut counts, &status);
+        let mut rows: Vec<(u128, ObservationValue)> =
+            received.into_iter().flat_map(|m| m.1).collect();
+        rows.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1 .0.total_cmp(&b.1 .0)));
+        let mut at = 0;
+        let mut matched = 0u64;
+        for &(key, i) in &pages {
+            while at < rows.len() && rows[at].0 < key {
+                at += 1;
+            }
+            let e = &mut evidence[i as usize];
+            for &(_, (at_days, flags)) in rows[at..].iter().take_while(|r| r.0 == key) {
+                matched += 1;
+                if at_days > to {
+                    local.history_future += 1;
+                    continue;
+                }
+                let o = Observation {
+                    at_days,
+                    changed: flags & CHANGED != 0,
+                    complete: flags & COMPLETE != 0,
+                };
+                if e.observe(o).is_ok() {
+                    local.history_used += 1;
+                    local.history_before_window += (at_days < window_start) as u64;
+                } else {
+                    local.history_repeated += 1;
+                }
+            }
+        }
+        local.history_unknown_url += rows.len() as u64 - matched;
+        progress.say(format!(
+            "history slice {} of {}: {} rows folded into the pages' evidence",
+            s + 1,
+            slices.len(),
+            rows.len()
+        ));
+    }
+
+    // The window, from the first observation of the whole history (kept with the state).
+    let first = reducer.all_reduce(First(first)).0;
+    let first = previous.first_observation.map_or(first, |p| p.min(first));
+    let window = Window::ending(
+        to,
+        plan.window_days,
+        if first.is_finite() { first } else { to },
+    );
+    let mut host_of = vec![0u32; n];
+    for h in 0..arranged.pages.hosts() {
+        for i in arranged.pages.host_pages(h) {
+            host_of[i] = h as u32;
+        }
+    }
+    let estimates = learn(
+        &evidence,
+        &host_of,
+        arranged.pages.hosts(),
+        window,
+        plan.prior,
+        reducer,
+    );
+    // what the window has moved past is never needed again
+    let first_day = window.first_day();
+    for e in &mut evidence {
+        e.forget_before(first_day);
+    }
+    local.urls_observed = estimates.iter().filter(|e| e.observations > 0).count() as u64;
+    local.urls_on_prior = n as u64 - local.urls_observed;
+    local.state_used = state_used;
+    local.state_dropped = state_dropped;
+    let local = reducer.all_reduce(local);
+    counts.combine(local);
+    counts.window_from_days = window.from;
+    counts.window_to_days = window.to;
+    if counts.history_rows > 0 && counts.history_used == 0 && counts.state_used == 0 {
+        let first = counts
+            .first_invalid
+            .as_ref()
+            .map_or_else(String::new, |bad| format!(" (the first unusable: {bad})"));
+        bail!(
+            "--history: none of its {} rows is about a page before the night's start{first}; \
+             give the crawl log of these pages",
+            counts.history_rows
+        );
+    }
+    progress.say(format!(
+        "learned change rates: {} pages observed, {} on the {} prior",
+        counts.urls_observed, counts.urls_on_prior, counts.prior
+    ));
+    Ok(Learned {
+        evidence,
+        estimates,
+        first_observation: first,
+        counts,
+    })
+}
+
+/// Keeps the first unusable row a routing found.
+fn note_invalid(counts: &mut LearnCounts, status: &TableStatus) {
+    if let Some((_, bad)) = &status.first_invalid {
+        if counts.first_invalid.is_none() {
+            counts.first_invalid = Some(bad.clone());
+        }
+    }
+}
