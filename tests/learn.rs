@@ -357,3 +357,40 @@ fn bad_log_rows_are_counted_or_refused_by_file_row_and_column() {
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && e.contains("--history"), "{e}");
 }
+
+#[test]
+fn the_learning_loop_comes_within_five_percent_of_the_oracle_by_night_thirty() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    gen(&data, 200_000, 2_000, &[]);
+    let work = tmp.path().join("work");
+    let o = run_ok(&[
+        "simulate",
+        data.join("pages").to_str().unwrap(),
+        "--hosts",
+        data.join("hosts.parquet").to_str().unwrap(),
+        "--nights",
+        "30",
+        "--learn",
+        "-w",
+        "2",
+        "--out",
+        work.to_str().unwrap(),
+        "--json",
+    ]);
+    let nights: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(nights.len(), 30);
+    let over = |n: &serde_json::Value| {
+        n["cost_harmonic"].as_f64().unwrap() / n["oracle_cost_harmonic"].as_f64().unwrap() - 1.0
+    };
+    // the prior alone is worse than 5%; the learned rates get within it, and keep improving
+    assert!(over(&nights[0]) > 0.05, "night 1: {}", over(&nights[0]));
+    assert!(over(&nights[29]) < 0.05, "night 30: {}", over(&nights[29]));
+    assert!(over(&nights[29]) < over(&nights[9]) && over(&nights[9]) < over(&nights[0]));
+    // the oracle never loses to learned rates on its own objective
+    assert!(nights.iter().all(|n| over(n) >= 0.0));
+    assert!(work.join("learn.svg").is_file());
+}

@@ -9,17 +9,18 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
+use revisit_core::estimate::synthetic::{changed_before, changes_between};
 use revisit_core::exact_sum::ExactSum;
-use revisit_core::objective::{binary_cost, fixed_interval, Objective};
+use revisit_core::objective::{binary_cost, fixed_interval, harmonic_cost, Objective};
 use revisit_core::schedule::evaluate::window_staleness;
 use revisit_core::units::SECONDS_PER_DAY;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::heading;
 use super::run::RunArgs;
-use crate::io::nights_plot::{write_nights_svg, Curve};
+use crate::io::nights_plot::{write_nights_svg, Axes, Curve, STALENESS};
 use crate::io::pages::PageFile;
-use crate::io::{fetched_out, inputs, pages, state_in, visits_in};
+use crate::io::{fetched_out, history_out as observed_out, inputs, pages, state_in, visits_in};
 use crate::plan::run::RunPlan;
 use crate::plan::Options;
 use crate::report::provenance::{InputFile, Provenance, RunIdentity};
@@ -40,7 +41,17 @@ pub struct SimulateArgs {
     /// Their URLs stay due, as a crawler's failed fetches do.
     #[arg(long, default_value_t = 0.0, value_name = "SHARE", help_heading = heading::TIMETABLE)]
     pub failure_share: f64,
-    /// Seed of the failures: same seed, same nights
+    /// Learn the change rates: start from the prior, learn from what is fetched
+    ///
+    /// Each night plans from the rates learned so far (`run --history` on what the crawlers saw
+    /// the night before, continuing from the last night's learned table); the pages' change_rate
+    /// column is the truth the changes are drawn from. A fetched page reveals whether it changed
+    /// since its last fetch; a page with complete observations sees every change. Each night
+    /// reports its plan's harmonic and binary costs on the true rates beside the oracle's, which
+    /// plans from the true rates (NeurIPS'19 Alg. 4).
+    #[arg(long, help_heading = heading::TIMETABLE)]
+    pub learn: bool,
+    /// Seed of the failures and changes: same seed, same nights
     #[arg(long, default_value_t = 1, value_name = "N", help_heading = heading::OTHER)]
     pub seed: u64,
     /// Print one JSON object per night per line, for machines
@@ -56,6 +67,7 @@ pub struct SimulateArgs {
 struct Page {
     importance: f64,
     change_rate: f64,
+    complete_obs: bool,
     last_ok_s: Option<f64>,
 }
 
@@ -71,8 +83,14 @@ pub fn simulate(args: &SimulateArgs, options: &Options) -> Result<SimulationSumm
             args.failure_share
         );
     }
-    if args.run.previous.is_some() || !args.run.fetched.is_empty() || args.run.cyclic {
-        bail!("simulate drives --previous, --fetched and the timetable itself: leave them out");
+    if args.run.previous.is_some()
+        || !args.run.fetched.is_empty()
+        || !args.run.history.is_empty()
+        || args.run.cyclic
+    {
+        bail!(
+            "simulate drives --previous, --fetched, --history and the timetable itself: leave them out"
+        );
     }
     if args.run.runner.cluster.processes > 1 {
         bail!("simulate runs in one process (give -w for threads)");
@@ -102,6 +120,17 @@ pub fn simulate(args: &SimulateArgs, options: &Options) -> Result<SimulationSumm
     })?;
     let evenly_spaced = expected(&pages, &rates_by_url(&optimum_dir)?, weight).evenly_spaced;
 
+    // with --learn: the plan of the oracle that knows every change rate, valued as each night's is
+    let oracle = if args.learn {
+        let dir = work.join("oracle");
+        run_night(&args.run, options, |a| {
+            a.timetable = false;
+            a.out = dir.clone();
+        })?;
+        Some(costs(&pages, &rates_by_url(&dir)?))
+    } else {
+        None
+    };
     let horizon_s = base.pages.horizon.0;
     let mut nights = Vec::new();
     let mut start_us = base.schedule.start_us;
@@ -109,17 +138,27 @@ pub fn simulate(args: &SimulateArgs, options: &Options) -> Result<SimulationSumm
         let out = work.join(format!("night-{night:03}"));
         let previous = (night > 1).then(|| work.join(format!("night-{:03}", night - 1)));
         let log = (night > 1).then(|| work.join(format!("fetched-{:03}.parquet", night - 1)));
+        // what the crawlers saw before tonight (nothing before the first night: the prior)
+        let seen = work.join(format!("observed-{:03}.parquet", night - 1));
+        if args.learn && night == 1 {
+            observed_out::write(&seen, &[])?;
+        }
         let summary = run_night(&args.run, options, |a| {
             a.timetable = true;
             a.start = Some(format_timestamp(start_us));
             a.previous = previous.clone();
             a.fetched = log.iter().map(|p| p.display().to_string()).collect();
+            if args.learn {
+                a.history = vec![seen.display().to_string()];
+            }
             a.out = out.clone();
         })?;
         if night == 1 {
             steady_state_copies(&out, &mut pages)?;
         }
-        let planned = expected(&pages, &rates_by_url(&out)?, weight);
+        let rates = rates_by_url(&out)?;
+        let planned = expected(&pages, &rates, weight);
+        let learned = oracle.map(|oracle| (costs(&pages, &rates), oracle));
         let served = served(&out, horizon_s)?;
         let fetches: Vec<(String, i64, bool)> = served
             .iter()
@@ -145,9 +184,13 @@ pub fn simulate(args: &SimulateArgs, options: &Options) -> Result<SimulationSumm
             start_us as f64 / MICROS_PER_S + horizon_s,
         );
         let mut stale = ExactSum::default();
+        let mut observed = Vec::new();
         for (url, page) in pages.iter_mut() {
             let mut times = ok.remove(url.as_str()).unwrap_or_default();
             times.sort_by(f64::total_cmp);
+            if args.learn {
+                observe(url, page, &times, (from, to), args.seed, &mut observed);
+            }
             stale.add(
                 page.importance
                     * window_staleness(page.change_rate, page.last_ok_s, &times, from, to),
@@ -166,7 +209,18 @@ pub fn simulate(args: &SimulateArgs, options: &Options) -> Result<SimulationSumm
             staleness: stale.value() / weight,
             staleness_evenly_spaced: evenly_spaced,
             staleness_poisson: planned.poisson,
+            cost_harmonic: learned.map(|(c, _)| c.harmonic),
+            cost_binary: learned.map(|(c, _)| c.binary),
+            oracle_cost_harmonic: learned.map(|(_, o)| o.harmonic),
+            oracle_cost_binary: learned.map(|(_, o)| o.binary),
         });
+        if args.learn {
+            observed.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+            observed_out::write(
+                &work.join(format!("observed-{night:03}.parquet")),
+                &observed,
+            )?;
+        }
         start_us = add_seconds_us(start_us, horizon_s);
     }
     let mean = |f: fn(&NightReport) -> f64| nights.iter().map(f).sum::<f64>() / nights.len() as f64;
@@ -212,10 +266,11 @@ fn run_night(
 fn truth(plan: &RunPlan, files: &[PageFile]) -> Result<HashMap<String, Page>> {
     let rows = pages::read_all(files, &plan.pages.defaults)?;
     let mut by_url = HashMap::with_capacity(rows.len());
-    for (url, importance, change_rate) in rows {
+    for (url, importance, change_rate, complete_obs) in rows {
         by_url.entry(url).or_insert(Page {
             importance: plan.pages.importance(importance, change_rate),
             change_rate,
+            complete_obs,
             last_ok_s: None,
         });
     }
@@ -258,6 +313,66 @@ fn rates_by_url(out: &Path) -> Result<HashMap<String, f64>> {
         )?;
     }
     Ok(rates)
+}
+
+/// What a crawler saw tonight of a page: at each successful fetch, whether the page changed since
+/// the one before (the first fetch ever closes no interval); a page with complete observations
+/// sees every change as a notice instead. Drawn from the page's true rate, seeded.
+fn observe(
+    url: &str,
+    page: &Page,
+    fetches_s: &[f64],
+    (from_s, to_s): (f64, f64),
+    seed: u64,
+    out: &mut Vec<(String, f64, bool, bool)>,
+) {
+    if page.complete_obs {
+        for at_s in changes_between(url.as_bytes(), from_s, to_s, page.change_rate, seed) {
+            out.push((url.to_owned(), at_s, true, true));
+        }
+        return;
+    }
+    let mut last = page.last_ok_s;
+    for &at_s in fetches_s {
+        let changed = last.is_some_and(|l| {
+            let gap_days = (at_s - l) / SECONDS_PER_DAY;
+            changed_before(url.as_bytes(), at_s, gap_days, page.change_rate, seed)
+        });
+        out.push((url.to_owned(), at_s, changed, false));
+        last = Some(at_s);
+    }
+}
+
+/// The harmonic and binary costs of a plan's rates on the true pages (NeurIPS'19 eqs. 4 and 12,
+/// with complete observations where a page has them; a page without a rate costs as never
+/// fetched).
+#[derive(Clone, Copy, Debug)]
+struct Costs {
+    harmonic: f64,
+    binary: f64,
+}
+
+fn costs(pages: &HashMap<String, Page>, rates: &HashMap<String, f64>) -> Costs {
+    let (mut harmonic, mut binary) = (ExactSum::default(), ExactSum::default());
+    for (url, p) in pages {
+        let rate = rates.get(url).copied().unwrap_or(0.0);
+        harmonic.add(harmonic_cost(
+            p.importance,
+            p.change_rate,
+            rate,
+            p.complete_obs,
+        ));
+        binary.add(binary_cost(
+            p.importance,
+            p.change_rate,
+            rate,
+            p.complete_obs,
+        ));
+    }
+    Costs {
+        harmonic: harmonic.value(),
+        binary: binary.value(),
+    }
 }
 
 /// What rates are worth when every page is fetched at them, as importance-weighted shares of time
@@ -327,6 +442,7 @@ fn write_outputs(work: &Path, s: &SimulationSummary) -> Result<()> {
     let poisson: Vec<f64> = s.nights.iter().map(|n| n.staleness_poisson).collect();
     write_nights_svg(
         &work.join("simulate.svg"),
+        &STALENESS,
         &[
             Curve {
                 name: "realized fetches",
@@ -342,6 +458,34 @@ fn write_outputs(work: &Path, s: &SimulationSummary) -> Result<()> {
                 name: "the plan's rates, Poisson",
                 colour: plotters::style::RGBColor(213, 94, 0),
                 values: &poisson,
+            },
+        ],
+    )?;
+    let learned: Vec<f64> = s.nights.iter().filter_map(|n| n.cost_harmonic).collect();
+    let oracle: Vec<f64> = s
+        .nights
+        .iter()
+        .filter_map(|n| n.oracle_cost_harmonic)
+        .collect();
+    if learned.is_empty() {
+        return Ok(());
+    }
+    write_nights_svg(
+        &work.join("learn.svg"),
+        &Axes {
+            caption: "harmonic cost per night: learned rates against the true ones",
+            y: "harmonic cost on the true change rates",
+        },
+        &[
+            Curve {
+                name: "plan from the learned rates",
+                colour: plotters::style::RGBColor(0, 114, 178),
+                values: &learned,
+            },
+            Curve {
+                name: "oracle: plan from the true rates",
+                colour: plotters::style::RGBColor(0, 158, 115),
+                values: &oracle,
             },
         ],
     )

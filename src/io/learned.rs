@@ -84,7 +84,8 @@ pub fn write<'a>(
 }
 
 /// The learned table of a published output: its files with their row groups' row counts, and the
-/// first observation of the history they learned from (days since the epoch; None: no file).
+/// first observation of the history they learned from (days since the epoch; None: no file, +inf:
+/// nothing observed yet).
 #[derive(Clone, Debug, Default)]
 pub struct LearnedTable {
     pub files: Vec<(PathBuf, Vec<u64>)>,
@@ -115,11 +116,12 @@ pub fn open(dir: &Path) -> Result<LearnedTable> {
         let path = dir.join(&entry.path);
         let builder = open_parquet(&path, "")?;
         let meta = builder.metadata().file_metadata().key_value_metadata();
+        // inf: nothing observed yet
         let first = meta
             .and_then(|kv| kv.iter().find(|k| k.key == FIRST_OBSERVATION_KEY))
             .and_then(|k| k.value.as_deref())
             .and_then(|v| v.parse::<f64>().ok())
-            .filter(|d| d.is_finite());
+            .filter(|d| !d.is_nan());
         match (first, table.first_observation) {
             (None, _) => bail!(
                 "{}: no {FIRST_OBSERVATION_KEY} in its metadata: not a learned table of revisit",

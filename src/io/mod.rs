@@ -10,6 +10,7 @@ pub mod fetch_times;
 pub mod fetched_in;
 pub mod fetched_out;
 pub mod history;
+pub mod history_out;
 pub mod host_name;
 pub mod hosts;
 pub mod hosts_out;

@@ -1,5 +1,6 @@
-//! The nightly simulation's picture: staleness per night of the realized fetches, beside the evenly
-//! spaced optimum and the plan's rates fetched as Poisson, as SVG.
+//! The nightly simulation's pictures, as SVG: a value per night for a few curves (staleness of the
+//! realized fetches beside the evenly spaced optimum and the plan's rates fetched as Poisson; with
+//! --learn, the cost of the learned plan beside the oracle's).
 
 use std::path::Path;
 
@@ -16,8 +17,20 @@ pub struct Curve<'a> {
     pub values: &'a [f64],
 }
 
-/// Writes the plot of `curves` (importance-weighted staleness per night) to `path`.
-pub fn write_nights_svg(path: &Path, curves: &[Curve]) -> Result<()> {
+/// What a plot shows: its caption and the y axis's description.
+pub struct Axes<'a> {
+    pub caption: &'a str,
+    pub y: &'a str,
+}
+
+/// The staleness plot's axes.
+pub const STALENESS: Axes<'static> = Axes {
+    caption: "staleness per night",
+    y: "importance-weighted share of time stale",
+};
+
+/// Writes the plot of `curves` (a value per night) to `path`.
+pub fn write_nights_svg(path: &Path, axes: &Axes, curves: &[Curve]) -> Result<()> {
     let fail = |e: &dyn std::fmt::Debug| anyhow!("drawing {}: {e:?}", path.display());
     let nights = curves.iter().map(|c| c.values.len()).max().unwrap_or(0);
     let values = || curves.iter().flat_map(|c| c.values.iter().copied());
@@ -32,7 +45,7 @@ pub fn write_nights_svg(path: &Path, curves: &[Curve]) -> Result<()> {
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(&e))?;
     let mut chart = ChartBuilder::on(&root)
-        .caption("staleness per night", ("sans-serif", 22))
+        .caption(axes.caption, ("sans-serif", 22))
         .margin(16)
         .x_label_area_size(40)
         .y_label_area_size(70)
@@ -41,7 +54,7 @@ pub fn write_nights_svg(path: &Path, curves: &[Curve]) -> Result<()> {
     chart
         .configure_mesh()
         .x_desc("night")
-        .y_desc("importance-weighted share of time stale")
+        .y_desc(axes.y)
         .draw()
         .map_err(|e| fail(&e))?;
     for c in curves {

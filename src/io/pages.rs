@@ -470,16 +470,23 @@ fn read_batch(
     Ok(row)
 }
 
-/// The valid rows of `files` as (url, importance, change rate), in file order, as `run` reads them
-/// (duplicates included).
-pub fn read_all(files: &[PageFile], defaults: &Defaults) -> Result<Vec<(String, f64, f64)>> {
+/// The valid rows of `files` as (url, importance, change rate, complete_obs), in file order, as
+/// `run` reads them (duplicates included).
+pub fn read_all(files: &[PageFile], defaults: &Defaults) -> Result<Vec<(String, f64, f64, bool)>> {
     let mut rows = Vec::new();
     for unit in units(files) {
         read_unit(
             &files[unit.file as usize],
             unit,
             defaults,
-            |row| rows.push((row.url.to_owned(), row.importance, row.change_rate)),
+            |row| {
+                rows.push((
+                    row.url.to_owned(),
+                    row.importance,
+                    row.change_rate,
+                    row.complete_obs,
+                ))
+            },
             |_| {},
         )?;
     }

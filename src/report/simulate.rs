@@ -25,13 +25,23 @@ pub struct NightReport {
     /// polite), and for the night's planned rates fetched as Poisson.
     pub staleness_evenly_spaced: f64,
     pub staleness_poisson: f64,
+    /// With --learn: the night's planned rates valued on the true rates (NeurIPS'19 harmonic and
+    /// binary costs, summed over URLs), and the same for the oracle that plans from the true rates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_harmonic: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_binary: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oracle_cost_harmonic: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oracle_cost_binary: Option<f64>,
 }
 
 impl NightReport {
     /// The night as a line a person reads.
     pub fn human(&self) -> String {
-        format!(
-            "night {:>3} ({}): {:>9} fetches of {:>9} URLs ({} failed), {:>7} overdue; staleness {:.6} (evenly spaced optimum {:.6}, Poisson {:.6})\n",
+        let mut s = format!(
+            "night {:>3} ({}): {:>9} fetches of {:>9} URLs ({} failed), {:>7} overdue; staleness {:.6} (evenly spaced optimum {:.6}, Poisson {:.6})",
             self.night,
             self.start,
             self.fetches,
@@ -41,7 +51,17 @@ impl NightReport {
             self.staleness,
             self.staleness_evenly_spaced,
             self.staleness_poisson
-        )
+        );
+        if let (Some(h), Some(oh)) = (self.cost_harmonic, self.oracle_cost_harmonic) {
+            s += &format!(
+                "; learned plan: harmonic {} ({:+.2}% over the oracle), binary {}",
+                super::format::num(h),
+                100.0 * (h / oh - 1.0),
+                self.cost_binary
+                    .map_or_else(String::new, super::format::num)
+            );
+        }
+        s + "\n"
     }
 }
 
@@ -69,6 +89,21 @@ impl SimulationSummary {
             self.staleness_poisson_mean,
             out.display()
         );
+        if let Some(last) = self.nights.last() {
+            if let (Some(h), Some(oh), Some(b), Some(ob)) = (
+                last.cost_harmonic,
+                last.oracle_cost_harmonic,
+                last.cost_binary,
+                last.oracle_cost_binary,
+            ) {
+                s += &format!(
+                    "learned by night {}: harmonic cost {:+.2}% over the oracle's, binary {:+.2}%; wrote learn.svg\n",
+                    last.night,
+                    100.0 * (h / oh - 1.0),
+                    100.0 * (b / ob - 1.0)
+                );
+            }
+        }
         s
     }
 }

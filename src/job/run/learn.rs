@@ -210,6 +210,11 @@ pub fn learn_rates(
         ));
     }
 
+    // A page the input marks as completely observed is one even on a night its feed had no notice
+    // (a page that never changes sends none): its rate is then its notices over the window.
+    for (e, &complete) in evidence.iter_mut().zip(arranged.pages.complete_obs()) {
+        e.complete |= complete;
+    }
     // The window, from the first observation of the whole history (kept with the state).
     let first = reducer.all_reduce(First(first)).0;
     let first = previous.first_observation.map_or(first, |p| p.min(first));
