@@ -6,6 +6,7 @@
 
 pub mod complete;
 pub mod incomplete;
+pub mod synthetic;
 
 /// Length (days) of each imaginary interval, and count of imaginary changes, that smooth the
 /// estimates away from 0 and infinity (NeurIPS'19 §5, "Singularities of lambda estimators").
