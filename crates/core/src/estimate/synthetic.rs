@@ -24,7 +24,13 @@ pub fn changed_before(url: &[u8], at_s: f64, gap_days: f64, change_rate: f64, se
 
 /// Change notices of a page with complete observations in (`from_s`, `to_s`]: the times (seconds
 /// since the epoch) of its Poisson changes, drawn from `url` and `seed` by exponential gaps.
-pub fn changes_between(url: &[u8], from_s: f64, to_s: f64, change_rate: f64, seed: u64) -> Vec<f64> {
+pub fn changes_between(
+    url: &[u8],
+    from_s: f64,
+    to_s: f64,
+    change_rate: f64,
+    seed: u64,
+) -> Vec<f64> {
     let mut out = Vec::new();
     if change_rate <= 0.0 {
         return out;
@@ -65,7 +71,13 @@ mod tests {
         let days = 20_000.0;
         let n = changes_between(b"u", 0.0, days * 86_400.0, 0.5, 3).len() as f64;
         // Poisson(10,000): within 4 standard deviations
-        assert!((n - 0.5 * days).abs() < 4.0 * (0.5 * days as f64).sqrt(), "{n}");
-        assert_eq!(changes_between(b"u", 0.0, 86_400.0, 0.0, 3), Vec::<f64>::new());
+        assert!(
+            (n - 0.5 * days).abs() < 4.0 * (0.5 * days as f64).sqrt(),
+            "{n}"
+        );
+        assert_eq!(
+            changes_between(b"u", 0.0, 86_400.0, 0.0, 3),
+            Vec::<f64>::new()
+        );
     }
 }
