@@ -60,7 +60,7 @@ mod tests {
             let hits = (0..n)
                 .filter(|&i| changed_before(format!("u{i}").as_bytes(), 86_400.0, gap, rate, 1))
                 .count() as f64;
-            let p = 1.0 - (-rate * gap as f64).exp();
+            let p = 1.0 - (-rate * gap).exp();
             let se = (p * (1.0 - p) / n as f64).sqrt();
             assert!((hits / n as f64 - p).abs() < 4.0 * se, "{rate} {gap}");
         }
@@ -71,10 +71,7 @@ mod tests {
         let days = 20_000.0;
         let n = changes_between(b"u", 0.0, days * 86_400.0, 0.5, 3).len() as f64;
         // Poisson(10,000): within 4 standard deviations
-        assert!(
-            (n - 0.5 * days).abs() < 4.0 * (0.5 * days as f64).sqrt(),
-            "{n}"
-        );
+        assert!((n - 0.5 * days).abs() < 4.0 * (0.5 * days).sqrt(), "{n}");
         assert_eq!(
             changes_between(b"u", 0.0, 86_400.0, 0.0, 3),
             Vec::<f64>::new()
