@@ -71,7 +71,7 @@ pub struct GenArgs {
     /// As big sites often ask (default: none).
     #[arg(long, value_name = "SECONDS", help_heading = heading::BANDWIDTH)]
     pub big_host_delay_s: Option<f64>,
-    /// Days of crawl history to write besides the pages (0: none)
+    /// Days of crawl history to write (0: none)
     ///
     /// history/day-NNN.parquet, one file per day, oldest first, ending at --history-end: each
     /// page crawled once a day at its own time of day, changed or not since the day before drawn
@@ -84,7 +84,9 @@ pub struct GenArgs {
     /// An RFC 3339 time such as 2026-11-23T00:00:00Z; give one for the same bytes on another day.
     #[arg(long, value_name = "TIMESTAMP", help_heading = heading::OUTPUT)]
     pub history_end: Option<String>,
-    /// Folder to write: pages/part-N.parquet, hosts.parquet, history/ (with --history-days)
+    /// Folder to write: pages/, hosts.parquet, history/
+    ///
+    /// pages/part-N.parquet, hosts.parquet, and with --history-days history/day-NNN.parquet.
     #[arg(long, default_value = "gen", value_name = "DIR", help_heading = heading::OUTPUT)]
     pub out: PathBuf,
     /// Parquet shards the pages are split into

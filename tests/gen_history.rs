@@ -253,3 +253,70 @@ fn estimate_recovers_the_rates_from_the_history() {
         "median |error| {median} standard errors (standard normal: 0.674)"
     );
 }
+
+#[test]
+fn each_day_names_its_bounds_and_a_bad_end_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("g");
+    gen(
+        &dir,
+        50,
+        5,
+        &["--history-days", "2", "--history-end", END, "-q"],
+    );
+    let files = day_files(&dir);
+    let bounds: Vec<(String, String)> = files
+        .iter()
+        .map(|f| {
+            let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+                std::fs::File::open(f).unwrap(),
+            )
+            .unwrap();
+            let kv = reader
+                .metadata()
+                .file_metadata()
+                .key_value_metadata()
+                .unwrap();
+            let get = |k: &str| {
+                kv.iter()
+                    .find(|e| e.key == k)
+                    .and_then(|e| e.value.clone())
+                    .unwrap()
+            };
+            (
+                get("revisit.history.day_start"),
+                get("revisit.history.day_end"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        bounds,
+        [
+            ("2026-11-21T00:00:00Z", "2026-11-22T00:00:00Z"),
+            ("2026-11-22T00:00:00Z", "2026-11-23T00:00:00Z")
+        ]
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
+    );
+
+    for (args, needle) in [
+        (
+            &["--history-days", "3", "--history-end", "2026-11-23"][..],
+            "--history-end 2026-11-23",
+        ),
+        (
+            &["--history-end", END][..],
+            "--history-end needs --history-days",
+        ),
+    ] {
+        let out = tmp.path().join("bad");
+        let mut all = vec!["gen", "--urls", "10", "--out", out.to_str().unwrap()];
+        all.extend(args);
+        let result = run(&all);
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        assert!(
+            !result.status.success() && stderr.contains(needle),
+            "{stderr}"
+        );
+        assert!(!out.exists(), "{args:?} wrote {out:?}");
+    }
+}
