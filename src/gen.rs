@@ -9,6 +9,11 @@
 //! Which pages have complete observations matters to every comparison of policies: NeurIPS'19's
 //! "LC beats BLC on J_b" holds when they are the important pages (as the paper's sitemap-backed 4%
 //! evidently were) and not when they are a random 4% (`scripts/neurips-exp1.sh` shows both).
+//!
+//! With `--history-days`, also the crawl history a daily crawler of these pages would have logged
+//! ([`history`]).
+
+pub mod history;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -66,7 +71,22 @@ pub struct GenArgs {
     /// As big sites often ask (default: none).
     #[arg(long, value_name = "SECONDS", help_heading = heading::BANDWIDTH)]
     pub big_host_delay_s: Option<f64>,
-    /// Folder to write: pages/part-N.parquet, hosts.parquet
+    /// Days of crawl history to write (0: none)
+    ///
+    /// history/day-NNN.parquet, one file per day, oldest first, ending at --history-end: each
+    /// page crawled once a day at its own time of day, changed or not since the day before drawn
+    /// from its change_rate; pages with complete_obs log one row per change notice instead. The
+    /// format `revisit estimate` reads. 10M URLs x 30 days: 300M rows.
+    #[arg(long, default_value_t = 0, value_name = "DAYS", help_heading = heading::OUTPUT)]
+    pub history_days: u32,
+    /// End of the crawl history, UTC [default: 00:00 today]
+    ///
+    /// An RFC 3339 time such as 2026-11-23T00:00:00Z; give one for the same bytes on another day.
+    #[arg(long, value_name = "TIMESTAMP", help_heading = heading::OUTPUT)]
+    pub history_end: Option<String>,
+    /// Folder to write: pages/, hosts.parquet, history/
+    ///
+    /// pages/part-N.parquet, hosts.parquet, and with --history-days history/day-NNN.parquet.
     #[arg(long, default_value = "gen", value_name = "DIR", help_heading = heading::OUTPUT)]
     pub out: PathBuf,
     /// Parquet shards the pages are split into
@@ -120,6 +140,8 @@ pub fn generate(args: &GenArgs, progress: &Progress) -> Result<Vec<PathBuf>> {
             args.complete_share
         );
     }
+    // resolved before anything is written: a bad --history-end fails fast
+    let span = history::HistorySpan::of(args)?;
     let pages_dir = args.out.join("pages");
     std::fs::create_dir_all(&pages_dir)
         .with_context(|| format!("creating {}", pages_dir.display()))?;
@@ -166,65 +188,129 @@ pub fn generate(args: &GenArgs, progress: &Progress) -> Result<Vec<PathBuf>> {
     write_hosts(args, hosts, &hosts_path)?;
     let mut files = shard_paths;
     files.push(hosts_path);
+    if let Some(span) = span {
+        files.extend(history::write(args, hosts, span, progress)?);
+    }
     Ok(files)
 }
 
-fn write_shard(args: &GenArgs, hosts: u64, shard: u32, path: &Path) -> Result<()> {
+/// Pages generated for each chunk of a shard (and the history's unit of work).
+const CHUNK_ROWS: u64 = 65_536;
+
+/// The columns of one chunk of generated pages.
+pub(crate) struct PageChunk {
+    pub urls: Vec<String>,
+    pub hosts: Vec<String>,
+    pub importance: Vec<f64>,
+    pub change_rate: Vec<f64>,
+    pub complete: Vec<bool>,
+}
+
+/// A shard's pages, generated chunk by chunk: the same sequence every time it is made, so the
+/// history can regenerate the pages it observes instead of holding or re-reading them.
+pub(crate) struct ShardPages {
+    rng: ChaCha8Rng,
+    zipf: Zipf<f64>,
+    pareto: Pareto<f64>,
+    lognormal: LogNormal<f64>,
+    important: f64,
+    complete_share: f64,
+    complete_by: CompleteBy,
+    first_id: u64,
+    rows: u64,
+    done: u64,
+}
+
+/// The pages of shard `shard`: (id of its first page, number of pages).
+fn shard_range(args: &GenArgs, shard: u32) -> (u64, u64) {
     let per = args.urls / args.shards as u64;
     let extra = args.urls % args.shards as u64;
-    let rows = per + u64::from((shard as u64) < extra);
-    let first_id = shard as u64 * per + (shard as u64).min(extra);
-    let mut rng =
-        ChaCha8Rng::seed_from_u64(args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ shard as u64);
-    let zipf = Zipf::new(hosts as f64, args.zipf).context("--zipf must be >= 0")?;
-    let pareto =
-        Pareto::new(1.0, args.importance_shape).context("--importance-shape must be > 0")?;
-    let lognormal = LogNormal::new(args.change_rate_median.ln(), args.change_rate_sigma)
-        .context("bad change-rate parameters")?;
-    let important = pareto_upper_quantile(args.importance_shape, args.complete_share);
-    let mut writer = parquet_out::Writer::create(path, schema::pages(), &[], args.row_group_rows)?;
-    let chunk = 65_536u64;
-    let mut done = 0;
-    while done < rows {
-        let n = chunk.min(rows - done) as usize;
-        let (mut urls, mut host_names) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut mu, mut lambda, mut complete) = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-        );
+    (
+        shard as u64 * per + (shard as u64).min(extra),
+        per + u64::from((shard as u64) < extra),
+    )
+}
+
+impl ShardPages {
+    /// The pages of shard `shard` of `args.shards`, on `hosts` hosts.
+    pub(crate) fn new(args: &GenArgs, hosts: u64, shard: u32) -> Result<ShardPages> {
+        let (first_id, rows) = shard_range(args, shard);
+        Ok(ShardPages {
+            rng: ChaCha8Rng::seed_from_u64(
+                args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ shard as u64,
+            ),
+            zipf: Zipf::new(hosts as f64, args.zipf).context("--zipf must be >= 0")?,
+            pareto: Pareto::new(1.0, args.importance_shape)
+                .context("--importance-shape must be > 0")?,
+            lognormal: LogNormal::new(args.change_rate_median.ln(), args.change_rate_sigma)
+                .context("bad change-rate parameters")?,
+            important: pareto_upper_quantile(args.importance_shape, args.complete_share),
+            complete_share: args.complete_share,
+            complete_by: args.complete_by,
+            first_id,
+            rows,
+            done: 0,
+        })
+    }
+
+    /// Chunks in a shard of `rows` pages.
+    pub(crate) fn chunks_of(rows: u64) -> u64 {
+        rows.div_ceil(CHUNK_ROWS)
+    }
+
+    /// The next chunk of pages, None after the last.
+    pub(crate) fn next_chunk(&mut self) -> Option<PageChunk> {
+        if self.done >= self.rows {
+            return None;
+        }
+        let n = CHUNK_ROWS.min(self.rows - self.done) as usize;
+        let mut c = PageChunk {
+            urls: Vec::with_capacity(n),
+            hosts: Vec::with_capacity(n),
+            importance: Vec::with_capacity(n),
+            change_rate: Vec::with_capacity(n),
+            complete: Vec::with_capacity(n),
+        };
         for k in 0..n {
-            let id = first_id + done + k as u64;
-            let rank = zipf.sample(&mut rng) as u64;
+            let id = self.first_id + self.done + k as u64;
+            let rank = self.zipf.sample(&mut self.rng) as u64;
             let host = host_name(rank);
-            urls.push(format!("https://{host}/p/{id:010x}.html"));
-            host_names.push(host);
-            let importance = pareto.sample(&mut rng);
-            mu.push(importance);
-            lambda.push(
-                lognormal
-                    .sample(&mut rng)
+            c.urls.push(format!("https://{host}/p/{id:010x}.html"));
+            c.hosts.push(host);
+            let importance = self.pareto.sample(&mut self.rng);
+            c.importance.push(importance);
+            c.change_rate.push(
+                self.lognormal
+                    .sample(&mut self.rng)
                     .clamp(CHANGE_RATE_RANGE.0, CHANGE_RATE_RANGE.1),
             );
             // drawn in both modes, so that the modes differ only in this column
-            let coin = rng.random_bool(args.complete_share);
-            complete.push(match args.complete_by {
+            let coin = self.rng.random_bool(self.complete_share);
+            c.complete.push(match self.complete_by {
                 CompleteBy::Random => coin,
-                CompleteBy::Importance => importance > important,
+                CompleteBy::Importance => importance > self.important,
             });
         }
+        self.done += n as u64;
+        Some(c)
+    }
+}
+
+fn write_shard(args: &GenArgs, hosts: u64, shard: u32, path: &Path) -> Result<()> {
+    let mut pages = ShardPages::new(args, hosts, shard)?;
+    let mut writer = parquet_out::Writer::create(path, schema::pages(), &[], args.row_group_rows)?;
+    while let Some(c) = pages.next_chunk() {
         let batch = RecordBatch::try_new(
             schema::pages(),
             vec![
-                Arc::new(StringArray::from(urls)),
-                Arc::new(StringArray::from(host_names)),
-                Arc::new(Float64Array::from(mu)),
-                Arc::new(Float64Array::from(lambda)),
-                Arc::new(BooleanArray::from(complete)),
+                Arc::new(StringArray::from(c.urls)),
+                Arc::new(StringArray::from(c.hosts)),
+                Arc::new(Float64Array::from(c.importance)),
+                Arc::new(Float64Array::from(c.change_rate)),
+                Arc::new(BooleanArray::from(c.complete)),
             ],
         )?;
         writer.write(&batch)?;
-        done += n as u64;
     }
     writer.finish()?;
     Ok(())

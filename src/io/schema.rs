@@ -15,6 +15,19 @@ pub fn pages() -> SchemaRef {
     ]))
 }
 
+/// Crawl histories as `revisit gen --history-days` writes them (what `estimate` reads): one row per
+/// crawl of a URL, or per change notice of a URL with complete observations.
+pub fn history() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("url", DataType::Utf8, false),
+        Field::new("host", DataType::Utf8, false),
+        // seconds since the Unix epoch
+        Field::new("observed_at_s", DataType::Float64, false),
+        Field::new("changed", DataType::Boolean, false),
+        Field::new("complete_obs", DataType::Boolean, false),
+    ]))
+}
+
 /// `rates/crawler=N/part-*.parquet`: one row per scheduled URL.
 pub fn rates() -> SchemaRef {
     Arc::new(Schema::new(vec![
