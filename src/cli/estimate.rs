@@ -47,13 +47,13 @@ pub struct EstimateArgs {
     /// Change rates drift: the paper learns on a suffix of the history, before --now-s.
     #[arg(long, value_name = "DAYS", help_heading = heading::INPUT)]
     pub window_days: Option<f64>,
-    /// What a URL with little history leans on: host or paper
+    /// Prior of thin histories: host or paper
     ///
-    /// host: its host's pooled rate, shrunk toward the level of all hosts (empirical Bayes; the
-    /// host is the row's host column, else the URL's). paper: NeurIPS'19's fixed smoothing of
-    /// half a day changed and half a day unchanged. URLs with complete observations use the
-    /// paper's either way.
-    #[arg(long, value_enum, default_value_t = PriorKind::Host, value_name = "PRIOR", help_heading = heading::INPUT)]
+    /// What a URL with little history leans on. host: its host's pooled rate, shrunk toward the
+    /// level of all hosts (empirical Bayes; the host is the row's host column, else the URL's).
+    /// paper: NeurIPS'19's fixed smoothing of half a day changed and half a day unchanged. URLs
+    /// with complete observations use the paper's either way.
+    #[arg(long, value_enum, default_value_t = PriorKind::Host, value_name = "KIND", hide_possible_values = true, help_heading = heading::INPUT)]
     pub prior: PriorKind,
     /// Page sets to copy with the estimates filled in
     ///

@@ -138,12 +138,12 @@ pub struct RunArgs {
     /// Change rates drift: the paper learns on a suffix of the history, before --start.
     #[arg(long, value_name = "DAYS", help_heading = heading::INPUT)]
     pub window_days: Option<f64>,
-    /// With --history: what a URL with little history leans on
+    /// Prior of thin histories: host or paper
     ///
-    /// host: its host's pooled rate, shrunk toward the level of all hosts (empirical Bayes).
-    /// paper: NeurIPS'19's fixed smoothing. URLs with complete observations use the paper's
-    /// either way.
-    #[arg(long, value_enum, default_value_t = PriorKind::Host, value_name = "PRIOR", help_heading = heading::INPUT)]
+    /// With --history. host: its host's pooled rate, shrunk toward the level of all hosts
+    /// (empirical Bayes). paper: NeurIPS'19's fixed smoothing. URLs with complete observations
+    /// use the paper's either way.
+    #[arg(long, value_enum, default_value_t = PriorKind::Host, value_name = "KIND", hide_possible_values = true, help_heading = heading::INPUT)]
     pub prior: PriorKind,
     /// Shortest refetch interval, e.g. 1h
     ///

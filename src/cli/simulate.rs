@@ -41,7 +41,7 @@ pub struct SimulateArgs {
     /// Their URLs stay due, as a crawler's failed fetches do.
     #[arg(long, default_value_t = 0.0, value_name = "SHARE", help_heading = heading::TIMETABLE)]
     pub failure_share: f64,
-    /// Learn the change rates: start from the prior, learn from what is fetched
+    /// Learn change rates from the fetches, from the prior on
     ///
     /// Each night plans from the rates learned so far (`run --history` on what the crawlers saw
     /// the night before, continuing from the last night's learned table); the pages' change_rate
@@ -51,7 +51,9 @@ pub struct SimulateArgs {
     /// plans from the true rates (NeurIPS'19 Alg. 4).
     #[arg(long, help_heading = heading::TIMETABLE)]
     pub learn: bool,
-    /// Seed of the failures and changes: same seed, same nights
+    /// Seed of failures and changes
+    ///
+    /// The same seed gives the same nights.
     #[arg(long, default_value_t = 1, value_name = "N", help_heading = heading::OTHER)]
     pub seed: u64,
     /// Print one JSON object per night per line, for machines
