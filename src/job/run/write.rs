@@ -227,7 +227,7 @@ fn send_rates(channels: &mut Channels, plan: &RunPlan, p: &Phases, crawler: u32,
                     complete_obs: a.pages.complete_obs()[i],
                     crawl_rate: rate,
                     interval_s: p.schedule.interval_s[i],
-                    last_fetch_us: p.known.last_us[i],
+                    last_fetch_us: p.known.last_us(i),
                     next_fetch_us: crate::time::add_seconds_us(start, p.schedule.next_s[i]),
                 };
                 batch.push(a.url_bytes(i), row);
