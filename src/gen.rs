@@ -262,7 +262,13 @@ mod tests {
 
     #[test]
     fn the_single_page_hosts_hold_one_url_each_spread_over_the_urls() {
-        for (urls, tail) in [(10u64, 3u64), (1000, 1000), (1000, 0), (7, 1), (100_003, 30_001)] {
+        for (urls, tail) in [
+            (10u64, 3u64),
+            (1000, 1000),
+            (1000, 0),
+            (7, 1),
+            (100_003, 30_001),
+        ] {
             let hosts: Vec<(u64, u64)> = (0..urls)
                 .filter_map(|id| single_page_host(id, urls, tail).map(|j| (id, j)))
                 .collect();
