@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Proves that two revisit binaries show a user the same thing: runs the same commands (run with 1
-# and 2 workers, with and without --timetable, as 2 processes; evaluate, sweep, simulate, estimate,
-# gen) with each binary into its own folder, then compares the two trees file by file
-# (scripts/compare_outputs.py: Parquet column by column to the bit, JSON without the timings,
+# and 2 workers, with and without --timetable (cyclic and rolling), as 2 processes; evaluate, sweep,
+# simulate's nightly loop, estimate, gen) with each binary into its own folder, then compares the
+# two trees file by file (scripts/compare_outputs.py: Parquet column by column to the bit, JSON without the timings,
 # every other file byte for byte). Prints one line per case and exits 1 on any difference.
 #
 #   scripts/compare-outputs.sh BEFORE_BIN [AFTER_BIN]   # AFTER: target/release/revisit
@@ -10,7 +10,7 @@
 #
 # Every case runs on the sample in data/ and on a generated set of URLS URLs (default 1,000,000,
 # written by BEFORE's `gen`). Scratch in WORK (default tmp/compare): inputs/, before/, after/,
-# each case as SET/CASE/{stdout,stderr,rc,out/}. Needs python3 with pyarrow (as .ci/run installs).
+# each case as SET/CASE/{stdout,stderr,rc,out/}. Needs python3 with pyarrow ($REVISIT_PYTHON, as scripts/test.sh installs into .venv).
 # Builds nothing: build AFTER first (cargo build --release).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,7 +25,8 @@ after_bin=${after_bin:-$(realpath -m "${CARGO_TARGET_DIR:-target}/release/revisi
 for bin in "$before_bin" "$after_bin"; do
   [ -x "$bin" ] || { echo "compare-outputs: no executable $bin" >&2; exit 2; }
 done
-python3 -c 'import pyarrow' || { echo "compare-outputs: needs pyarrow (pip install pyarrow)" >&2; exit 2; }
+python=${REVISIT_PYTHON:-python3}
+"$python" -c "import pyarrow" || { echo "compare-outputs: needs pyarrow (scripts/test.sh installs it into .venv; REVISIT_PYTHON=.venv/bin/python)" >&2; exit 2; }
 
 # Both sides run in this same folder, then it is renamed to before/ or after/: paths that the
 # commands print (output: ..., "out": ...) are then equal and need no masking.
@@ -70,7 +71,7 @@ cases() {
   local p=("$pages" --hosts "$hosts")
   one "$set/run-w1" "$bin" run "${p[@]}" -q -w 1 --out "$d/run-w1/out"
   one "$set/run-w2" "$bin" run "${p[@]}" -q -w 2 --out "$d/run-w2/out"
-  one "$set/run-w1-timetable" "$bin" run "${p[@]}" -q -w 1 --timetable \
+  one "$set/run-w1-timetable" "$bin" run "${p[@]}" -q -w 1 --timetable --cyclic \
     --out "$d/run-w1-timetable/out"
   one "$set/run-w2-timetable" "$bin" run "${p[@]}" -q -w 2 --timetable \
     --out "$d/run-w2-timetable/out"
@@ -86,8 +87,8 @@ cases() {
     -q -w 2 --json
   one "$set/evaluate-fetch-time" "$bin" evaluate --rates="$d/run-w2/out/rates" "${p[@]}" \
     --fetch-time const:0.5 -q -w 2 --json
-  one "$set/simulate" "$bin" simulate "$d/run-w1-timetable/out" "$pages" \
-    --horizons 50 --seed 3 --json
+  one "$set/simulate" "$bin" simulate "${p[@]}" --nights 3 --failure-share 0.1 --seed 3 -q \
+    --json --out "$d/simulate/out"
 
   one "$set/estimate" "$bin" estimate "$history" \
     --out "$d/estimate/out/change_rates.parquet" --json
@@ -121,13 +122,13 @@ echo "compare-outputs: $before_bin vs $after_bin, $urls generated URLs, in $work
 rm -rf "$inputs"
 mkdir -p "$inputs"
 "$before_bin" gen --urls "$urls" --out "$gen" >/dev/null
-python3 scripts/make_crawl_history.py data/pages "$inputs/history-sample.parquet"
-python3 scripts/make_crawl_history.py "$gen/pages" "$inputs/history-gen.parquet"
+"$python" scripts/make_crawl_history.py data/pages "$inputs/history-sample.parquet"
+"$python" scripts/make_crawl_history.py "$gen/pages" "$inputs/history-gen.parquet"
 
 side "$before_bin" before
 side "$after_bin" after
 
 status=0
-python3 scripts/compare_outputs.py "$work/before" "$work/after" || status=$?
+"$python" scripts/compare_outputs.py "$work/before" "$work/after" || status=$?
 echo "wall time: ${SECONDS} s" >&2
 exit "$status"

@@ -19,13 +19,20 @@ present in either tree is compared; a file missing on one side is a difference.
   every file of a case named gen-* (gen's Parquet files are meant to be byte-for-byte
   reproducible).
 EXPECTED (default scripts/compare-expected.txt) lists the differences a change makes on purpose,
-one per line: a regular expression matched against "CASE FILE JSON-PATH" and what may change there,
-`rel=X` (numbers within X relative) or `any`; each says why in the comment above it. A case whose
-only differences are expected prints `expected`, with them, and does not fail.
+one per line, each with why in the comment above it:
+- `REGEX ALLOWANCE`: REGEX is matched against "CASE FILE WHERE", WHERE a JSON path ($.a.b[0]), or
+  `metadata KEY` for a Parquet file's key-value metadata, or `text` for a text file or output;
+  ALLOWANCE is `rel=X` (numbers within X relative) or `any`.
+- `rename-path REGEX REPLACEMENT`: a file of the before tree is compared with the after tree's file
+  at re.sub(REGEX, REPLACEMENT, its path) (a partition folder renamed, say).
+- `rename-column OLD NEW`: a Parquet column OLD before is NEW after (compared as the same column).
+A case whose only differences are expected prints `expected`, with them, and does not fail.
+With COMPARE_VERBOSE=1 every expected difference is printed, not only the first of a case.
 Exits 1 if any case differs otherwise. Needs pyarrow only (Array.view reinterprets float bits as
 integers).
 """
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -62,12 +69,12 @@ def drop_timings(value):
 def json_diffs(a, b, where="$"):
     """Every difference between two parsed JSON values, as (path, before, after)."""
     if isinstance(a, dict) and isinstance(b, dict):
-        if list(a) != list(b):
-            only_a, only_b = set(a) - set(b), set(b) - set(a)
-            if only_a or only_b:
-                return [(where, f"keys only before {sorted(only_a)}", f"only after {sorted(only_b)}")]
-            return [(where, f"key order {list(a)}", f"{list(b)}")]
-        return [d for k in a for d in json_diffs(a[k], b[k], f"{where}.{k}")]
+        diffs = [(f"{where}.{k}", a[k], "(absent)") for k in a if k not in b]
+        diffs += [(f"{where}.{k}", "(absent)", b[k]) for k in b if k not in a]
+        common_a, common_b = [k for k in a if k in b], [k for k in b if k in a]
+        if common_a != common_b:
+            diffs.append((where, f"key order {common_a}", f"{common_b}"))
+        return diffs + [d for k in common_a for d in json_diffs(a[k], b[k], f"{where}.{k}")]
     if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
             return [(where, f"{len(a)} items", f"{len(b)} items")]
@@ -79,7 +86,8 @@ def json_diffs(a, b, where="$"):
 
 
 def read_expected(path):
-    """(pattern, allowance) pairs from an EXPECTED file; allowance is ("rel", x) or ("any",)."""
+    """(pattern, allowance) pairs from an EXPECTED file (allowance ("rel", x) or ("any",)); path
+    renames go to PATH_RENAMES, column renames to COLUMN_RENAMES."""
     rules = []
     if not path.is_file():
         return rules
@@ -87,10 +95,30 @@ def read_expected(path):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
+        if line.startswith("rename-path "):
+            _, pattern, replacement = line.split()
+            PATH_RENAMES.append((re.compile(pattern), replacement))
+            continue
+        if line.startswith("rename-column "):
+            _, old, new = line.split()
+            COLUMN_RENAMES[old] = new
+            continue
         pattern, allowance = line.rsplit(maxsplit=1)
         rule = ("any",) if allowance == "any" else ("rel", float(allowance.split("=", 1)[1]))
         rules.append((re.compile(pattern), rule))
     return rules
+
+
+PATH_RENAMES = []
+COLUMN_RENAMES = {}
+
+
+def renamed(rel):
+    """The after tree's path of a before tree's file."""
+    text = str(rel)
+    for pattern, replacement in PATH_RENAMES:
+        text = pattern.sub(replacement, text)
+    return Path(text)
 
 
 def expected(where, a, b, rules):
@@ -114,10 +142,12 @@ def compare_json(path_a, path_b, name):
     db = drop_timings(json.loads(path_b.read_bytes()))
     if path_a.name == "manifest.json":
         drop_sizes_of_differing_files(da, db, path_a.parent, path_b.parent)
+        for f in da.get("files", []):  # the before tree's paths as the after tree names them
+            f["path"] = str(renamed(Path(str(f.get("path")))))
     unexpected, allowed = [], []
     for where, a, b in json_diffs(da, db):
         text = f"{where}: {a!r} != {b!r}"
-        key = f"{Path(name).parts[1] if len(Path(name).parts) > 1 else name} {Path(name).name} {where}"
+        key = expected_case(name, where)
         (allowed if expected(key, a, b, EXPECTED_RULES) else unexpected).append(text)
     return (unexpected[0] if unexpected else None), allowed
 
@@ -154,18 +184,31 @@ def column_diff(name, a, b):
     return None
 
 
-def compare_parquet(path_a, path_b, name, warnings):
+def expected_case(name, where):
+    """The "CASE FILE WHERE" text EXPECTED's patterns match."""
+    parts = Path(name).parts
+    return f"{parts[1] if len(parts) > 1 else name} {Path(name).name} {where}"
+
+
+def compare_parquet(path_a, path_b, name, warnings, allowed):
     fa, fb = pq.ParquetFile(path_a), pq.ParquetFile(path_b)
-    fields_a = [(f.name, str(f.type), f.nullable) for f in fa.schema_arrow]
+    fields_a = [(COLUMN_RENAMES.get(f.name, f.name), str(f.type), f.nullable) for f in fa.schema_arrow]
     fields_b = [(f.name, str(f.type), f.nullable) for f in fb.schema_arrow]
     if fields_a != fields_b:
         return f"schema {fields_a} != {fields_b}"
+    renames = [f"{a.name} -> {COLUMN_RENAMES[a.name]}" for a in fa.schema_arrow if a.name in COLUMN_RENAMES]
+    if renames:
+        allowed.append(f"{Path(name).name}: column {', '.join(renames)}")
     meta_a, meta_b = fa.metadata.metadata or {}, fb.metadata.metadata or {}
     # ARROW:schema (the Arrow schema with its metadata, serialised) last: any other key that
     # differs changes it too, and the other key says what.
     for key in sorted(meta_a.keys() | meta_b.keys(), key=lambda k: (k == b"ARROW:schema", k)):
         if meta_a.get(key) != meta_b.get(key):
-            return f"metadata {key.decode()}: {meta_a.get(key)!r:.200} != {meta_b.get(key)!r:.200}"
+            text = f"metadata {key.decode()}: {meta_a.get(key)!r:.120} != {meta_b.get(key)!r:.120}"
+            if expected(expected_case(name, f"metadata {key.decode()}"), None, None, EXPECTED_RULES):
+                allowed.append(f"{Path(name).name}: {text}")
+            else:
+                return text
     if fa.metadata.num_rows != fb.metadata.num_rows:
         return f"{fa.metadata.num_rows} rows != {fb.metadata.num_rows}"
     # ParquetFile.read reads the file alone (no crawler=NNN partition column from the folder).
@@ -174,7 +217,7 @@ def compare_parquet(path_a, path_b, name, warnings):
         d = column_diff(field_name, ta.column(i).combine_chunks(), tb.column(i).combine_chunks())
         if d:
             return d
-    if path_a.read_bytes() != path_b.read_bytes():
+    if path_a.read_bytes() != path_b.read_bytes() and not allowed:
         warnings.append(f"{name}: same content, different bytes: {why_bytes_differ(fa, fb)}")
     return None
 
@@ -219,7 +262,7 @@ def compare_file(path_a, path_b, name, warnings, allowed):
     """The difference between two files of the same name, or None; differences that
     EXPECTED allows go to `allowed`."""
     if path_a.suffix == ".parquet":
-        return compare_parquet(path_a, path_b, name, warnings)
+        return compare_parquet(path_a, path_b, name, warnings, allowed)
     is_output = path_a.name.endswith(("stdout", "stderr"))
     if path_a.suffix == ".json" or is_output:
         try:
@@ -233,13 +276,18 @@ def compare_file(path_a, path_b, name, warnings, allowed):
         # an output folder's lock names the run, process and machine that held it last
         return None
     if is_output:
-        return text_diff(mask(a.decode(errors="replace")), mask(b.decode(errors="replace")))
-    if a == b:
+        d = text_diff(mask(a.decode(errors="replace")), mask(b.decode(errors="replace")))
+    elif a == b:
         return None
-    try:  # CSV, SVG, rc: say which line
-        return text_diff(a.decode(), b.decode())
-    except UnicodeDecodeError:
-        return f"binary contents differ ({len(a)} bytes, {len(b)} bytes)"
+    else:
+        try:  # CSV, SVG, rc: say which line
+            d = text_diff(a.decode(), b.decode())
+        except UnicodeDecodeError:
+            d = f"binary contents differ ({len(a)} bytes, {len(b)} bytes)"
+    if d and expected(expected_case(name, "text"), None, None, EXPECTED_RULES):
+        allowed.append(f"{Path(name).name}: {d}")
+        return None
+    return d
 
 
 def files(root):
@@ -250,12 +298,14 @@ def main():
     before, after = Path(sys.argv[1]), Path(sys.argv[2])
     default = Path(__file__).with_name("compare-expected.txt")
     EXPECTED_RULES.extend(read_expected(Path(sys.argv[3]) if len(sys.argv) > 3 else default))
-    files_a, files_b = files(before), files(after)
+    files_b = files(after)
+    # each before file under the name it has after (a partition folder renamed, say)
+    files_a = {renamed(rel): rel for rel in files(before)}
     if not files_a and not files_b:
         sys.exit(f"compare_outputs: nothing to compare in {before} and {after}")
     # A case is the first two levels, SET/CASE, as compare-outputs.sh lays the trees out.
     cases = {}
-    for rel in sorted(files_a | files_b):
+    for rel in sorted(files_a.keys() | files_b):
         cases.setdefault(Path(*rel.parts[:2]), []).append(rel)
     different, as_expected, warnings = 0, 0, []
     for case, rels in sorted(cases.items()):
@@ -265,13 +315,16 @@ def main():
             if rel not in files_a or rel not in files_b:
                 problems.append(f"{name}: only {'after' if rel in files_b else 'before'}")
                 continue
+            before_rel = files_a[rel]
+            if before_rel != rel:
+                allowed.append(f"{name}: was {before_rel.relative_to(case)}")
             try:
-                d = compare_file(before / rel, after / rel, str(rel), warnings, allowed)
+                d = compare_file(before / before_rel, after / rel, str(rel), warnings, allowed)
             except Exception as e:  # an unreadable file on either side is a difference too
                 d = f"cannot compare: {type(e).__name__}: {e}"
             # gen promises byte-for-byte reproducible files (README), so bytes count there.
-            if not d and case.name.startswith("gen-"):
-                if (before / rel).read_bytes() != (after / rel).read_bytes():
+            if not d and case.name.startswith("gen-") and name.parts[0] == "out":
+                if (before / before_rel).read_bytes() != (after / rel).read_bytes():
                     d = "same content, different bytes (gen output must be byte-identical)"
             if d:
                 problems.append(f"{name}: {d}")
@@ -283,6 +336,9 @@ def main():
             as_expected += 1
             more = f" (and {len(allowed) - 1} more)" if len(allowed) > 1 else ""
             print(f"expected   {case}: {allowed[0]}{more}")
+            if os.environ.get("COMPARE_VERBOSE"):
+                for a in allowed[1:]:
+                    print(f"             {a}")
         else:
             print(f"same       {case} ({len(rels)} files)")
     for w in warnings:

@@ -20,57 +20,69 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, LogNormal, Pareto, Zipf};
 
+use crate::cli::heading;
 use crate::io::{parquet_out, schema};
+use crate::job::progress::Progress;
 
 /// Parameters of a synthetic page set.
 #[derive(Clone, Debug, clap::Args)]
 pub struct GenArgs {
-    /// Folder to write: pages/part-NNNNN.parquet and hosts.parquet.
-    #[arg(long, default_value = "gen")]
-    pub out: PathBuf,
-    /// Number of URLs.
-    #[arg(long, default_value_t = 100_000)]
+    /// Number of URLs
+    #[arg(long, default_value_t = 100_000, value_name = "N", help_heading = heading::INPUT)]
     pub urls: u64,
-    /// Number of hosts (default: one per 100 URLs).
-    #[arg(long)]
-    pub hosts: Option<u64>,
-    /// Hosts of one page each, on top of --hosts: the web's long tail of single-page sites. Their
-    /// pages are spread evenly over the URLs (and so over the shards), taken from the Zipf hosts'.
-    #[arg(long, default_value_t = 0)]
+    /// Number of hosts [default: one per 100 URLs]
+    #[arg(long, value_name = "N", help_heading = heading::INPUT)]
+    pub host_count: Option<u64>,
+    /// Hosts of one page each, on top of --host-count
+    ///
+    /// The web's long tail of single-page sites. Their pages are spread evenly over the URLs (and
+    /// so over the shards), taken from the Zipf hosts'.
+    #[arg(long, default_value_t = 0, value_name = "N", help_heading = heading::INPUT)]
     pub single_page_hosts: u64,
-    /// Number of Parquet shards the pages are split into.
-    #[arg(long, default_value_t = 4)]
-    pub shards: u32,
-    /// Rows per row group (the unit of parallel reading).
-    #[arg(long, default_value_t = 65_536)]
-    pub row_group_rows: usize,
-    /// Zipf exponent of host sizes (1 = the web's classic law).
-    #[arg(long, default_value_t = 1.0)]
+    /// Zipf exponent of host sizes (1: the web's law)
+    #[arg(long, default_value_t = 1.0, value_name = "EXPONENT", help_heading = heading::INPUT)]
     pub zipf: f64,
-    /// Pareto shape of importance (smaller = heavier tail).
-    #[arg(long, default_value_t = 1.2)]
+    /// Pareto shape of importance
+    ///
+    /// Smaller: a heavier tail (a few pages matter a lot).
+    #[arg(long, default_value_t = 1.2, value_name = "SHAPE", help_heading = heading::INPUT)]
     pub importance_shape: f64,
-    /// Median change rate, changes per day.
-    #[arg(long, default_value_t = 0.3)]
+    /// Median change rate, changes per day
+    #[arg(long, default_value_t = 0.3, value_name = "PER_DAY", help_heading = heading::INPUT)]
     pub change_rate_median: f64,
-    /// Log-standard deviation of change rates.
-    #[arg(long, default_value_t = 1.2)]
+    /// Log-standard deviation of change rates
+    #[arg(long, default_value_t = 1.2, value_name = "SIGMA", help_heading = heading::INPUT)]
     pub change_rate_sigma: f64,
-    /// Share of pages with complete change observations.
-    #[arg(long, default_value_t = 0.04)]
+    /// Share of pages with complete observations
+    ///
+    /// Pages whose every change is notified (sitemaps, pings).
+    #[arg(long, default_value_t = 0.04, value_name = "SHARE", help_heading = heading::INPUT)]
     pub complete_share: f64,
-    /// Which pages have complete observations: a random share, or the most important share (pages
-    /// of big sites with sitemaps and pings).
-    #[arg(long, value_enum, default_value_t = CompleteBy::Random)]
+    /// Which pages are complete: random, importance
+    ///
+    /// random: each page with probability --complete-share; importance: the pages in the top
+    /// --complete-share of the importance law (big sites with sitemaps and pings).
+    #[arg(long, value_enum, default_value_t = CompleteBy::Random, value_name = "WHICH", hide_possible_values = true, help_heading = heading::INPUT)]
     pub complete_by: CompleteBy,
-    /// Share of hosts with their own Crawl-delay in the hosts table.
-    #[arg(long, default_value_t = 0.05)]
+    /// Share of hosts with their own Crawl-delay
+    #[arg(long, default_value_t = 0.05, value_name = "SHARE", help_heading = heading::BANDWIDTH)]
     pub delay_share: f64,
-    /// Crawl-delay (seconds) of the largest 1% of hosts, as big sites often ask (default: none).
-    #[arg(long)]
+    /// Crawl-delay of the largest 1% of hosts, seconds
+    ///
+    /// As big sites often ask (default: none).
+    #[arg(long, value_name = "SECONDS", help_heading = heading::BANDWIDTH)]
     pub big_host_delay_s: Option<f64>,
-    /// Random seed: the same seed gives the same bytes.
-    #[arg(long, default_value_t = 1)]
+    /// Folder to write: pages/part-N.parquet, hosts.parquet
+    #[arg(long, default_value = "gen", value_name = "DIR", help_heading = heading::OUTPUT)]
+    pub out: PathBuf,
+    /// Parquet shards the pages are split into
+    #[arg(long, default_value_t = 4, value_name = "N", help_heading = heading::OUTPUT)]
+    pub shards: u32,
+    /// Rows per row group, the unit of parallel reading
+    #[arg(long, default_value_t = 65_536, value_name = "ROWS", help_heading = heading::OUTPUT)]
+    pub row_group_rows: usize,
+    /// Random seed: the same seed gives the same bytes
+    #[arg(long, default_value_t = 1, value_name = "N", help_heading = heading::OTHER)]
     pub seed: u64,
 }
 
@@ -99,14 +111,14 @@ pub fn host_name(rank: u64) -> String {
     format!("www.site{rank}.example")
 }
 
-/// Writes the page set; returns the files written.
-pub fn generate(args: &GenArgs) -> Result<Vec<PathBuf>> {
+/// Writes the page set, saying how far it got on `progress`; returns the files written.
+pub fn generate(args: &GenArgs, progress: &Progress) -> Result<Vec<PathBuf>> {
     if args.urls == 0 || args.shards == 0 {
         bail!("--urls and --shards must be at least 1");
     }
-    let hosts = args.hosts.unwrap_or((args.urls / 100).max(1));
+    let hosts = args.host_count.unwrap_or((args.urls / 100).max(1));
     if hosts == 0 {
-        bail!("--hosts must be at least 1");
+        bail!("--host-count must be at least 1");
     }
     if args.single_page_hosts > args.urls {
         bail!(
@@ -131,13 +143,24 @@ pub fn generate(args: &GenArgs) -> Result<Vec<PathBuf>> {
     let shard_paths: Vec<PathBuf> = (0..args.shards)
         .map(|s| pages_dir.join(format!("part-{s:05}.parquet")))
         .collect();
+    progress.say(format!(
+        "writing {} URLs on {} hosts into {} shards under {}",
+        args.urls,
+        hosts,
+        args.shards,
+        pages_dir.display()
+    ));
+    let phase = std::sync::Mutex::new(progress.phase(args.shards as u64, "writing shards"));
     std::thread::scope(|scope| -> Result<()> {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
-                let paths = &shard_paths;
+                let (paths, phase) = (&shard_paths, &phase);
                 scope.spawn(move || -> Result<()> {
                     for s in (t..args.shards as usize).step_by(threads) {
                         write_shard(args, hosts, s as u32, &paths[s])?;
+                        if let Ok(mut phase) = phase.lock() {
+                            phase.inc(1);
+                        }
                     }
                     Ok(())
                 })
@@ -149,6 +172,9 @@ pub fn generate(args: &GenArgs) -> Result<Vec<PathBuf>> {
         }
         Ok(())
     })?;
+    if let Ok(phase) = phase.into_inner() {
+        phase.finish();
+    }
     let hosts_path = args.out.join("hosts.parquet");
     write_hosts(args, hosts, &hosts_path)?;
     let mut files = shard_paths;

@@ -38,9 +38,14 @@ pub fn format_timestamp(us: i64) -> String {
     }
 }
 
+/// Now, microseconds since the epoch.
+pub fn now_us() -> i64 {
+    Timestamp::now().as_microsecond()
+}
+
 /// Microseconds since the epoch of 00:00 UTC today.
 pub fn today_utc_us() -> i64 {
-    let now = Timestamp::now().as_microsecond();
+    let now = now_us();
     now - now.rem_euclid(86_400_000_000)
 }
 

@@ -164,6 +164,9 @@ fn bad_rows_are_counted_rejections_with_reasons() {
             "-w",
             workers,
             "-q",
+            // most of this file is bad on purpose
+            "--max-reject-share",
+            "1",
         ]);
         let s = summary(&out);
         let n = |k: &str| s[k].as_u64().unwrap();
@@ -222,19 +225,19 @@ fn bad_files_fail_cleanly_and_publish_nothing() {
     let out = previous_output(tmp.path());
     let o = out.to_str().unwrap();
 
-    // a missing column
-    let no_rate = tmp.path().join("no_rate.parquet");
+    // a missing column (importance and change_rate have defaults; url has none)
+    let no_url = tmp.path().join("no_url.parquet");
     write_pages(
-        &no_rate,
+        &no_url,
         vec![
-            ("url", strings(&[Some("https://a.example/")])),
             ("importance", floats(&[Some(1.0)])),
+            ("change_rate", floats(&[Some(1.0)])),
         ],
     );
     assert_fails_cleanly(
-        &["run", no_rate.to_str().unwrap(), "--out", o, "-q"],
+        &["run", no_url.to_str().unwrap(), "--out", o, "-q"],
         &out,
-        &["no_rate.parquet", "change_rate"],
+        &["no_url.parquet", "no column 'url'"],
     );
 
     // a column of the wrong type

@@ -1,5 +1,7 @@
-//! The output (rates with their schedule, tonight's visits) is read by pyarrow and DuckDB without help (tests/consumers.py; `.ci/run` installs
-//! both from PyPI). Set REVISIT_PYTHON to choose the interpreter (default python3).
+//! The output (rates with their schedule, tonight's visits) is read by pyarrow and DuckDB without
+//! help, the same questions asked of both
+//! (tests/consumers.py; `scripts/test.sh` installs both into a local environment and points
+//! REVISIT_PYTHON at it). Set REVISIT_PYTHON to choose the interpreter (default python3).
 
 mod common;
 
@@ -14,6 +16,9 @@ fn pyarrow_and_duckdb_read_every_row_with_the_right_types() {
         "data/pages",
         "--hosts",
         "data/hosts.parquet",
+        "--timetable",
+        "--start",
+        "2026-11-23T00:00:00Z",
         "--out",
         out.to_str().unwrap(),
         "--timetable",
@@ -21,15 +26,17 @@ fn pyarrow_and_duckdb_read_every_row_with_the_right_types() {
         "-w",
         "2",
     ]);
-    let python = std::env::var("REVISIT_PYTHON").unwrap_or_else(|_| "python3".into());
+    let python = python();
     let o = std::process::Command::new(&python)
         .args(["tests/consumers.py", out.to_str().unwrap()])
         .output()
         .unwrap_or_else(|e| panic!("cannot run {python}: {e}"));
     assert!(
         o.status.success(),
-        "the consumer check failed (are pyarrow and duckdb installed? .ci/run installs them):\n{}\n{}",
+        "the consumer check failed (are pyarrow and duckdb installed? scripts/test.sh installs \
+         them into .venv and runs the tests with it):\n{}\n{}",
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
+    println!("{}", String::from_utf8_lossy(&o.stdout));
 }

@@ -77,7 +77,7 @@ fn identical_bytes_across_workers_and_processes() {
     for objective in ["harmonic", "binary"] {
         let reference_out = tmp.path().join(format!("{objective}-w1"));
         run_into(&data, &reference_out, objective, "1");
-        let reference = table_bytes(&reference_out);
+        let reference = table_contents(&reference_out);
         assert!(
             reference.len() >= 9,
             "rates for 7 crawlers, hosts and rejected"
@@ -96,7 +96,7 @@ fn identical_bytes_across_workers_and_processes() {
             let out = tmp.path().join(format!("{objective}-w{workers}"));
             run_into(&data, &out, objective, workers);
             assert!(
-                table_bytes(&out) == reference,
+                table_contents(&out) == reference,
                 "{objective}: -w {workers} differs from -w 1"
             );
         }
@@ -108,7 +108,7 @@ fn identical_bytes_across_workers_and_processes() {
             assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         }
         assert!(
-            table_bytes(&out) == reference,
+            table_contents(&out) == reference,
             "{objective}: 2 processes differ from -w 1"
         );
         let s = summary(&out);

@@ -395,15 +395,12 @@ fn two_workers_give_the_same_report_as_one() {
     ]);
     let rates = out.join("rates");
     let one = |w: &str| {
-        let mut r = evaluate(
+        let r = evaluate(
             pages.to_str().unwrap(),
             rates.to_str().unwrap(),
             &["--fetch-time", "exp:0.5", "-w", w],
         );
-        let o = r.as_object_mut().unwrap();
-        o.remove("seconds");
-        o.remove("workers");
-        r
+        without_run(r)
     };
     let (a, b) = (one("1"), one("2"));
     assert!(a["fetch_time"]["randomized"]["per_url"].as_f64().is_some());

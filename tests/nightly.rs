@@ -461,19 +461,19 @@ fn a_night_continues_from_the_last_one() {
     }
     assert!(on_clock > 100, "{on_clock}");
 
-    // the same bytes on 1, 2 and 4 workers and on 2 processes
-    let reference = table_bytes(&second);
+    // the same tables on 1, 2 and 4 workers and on 2 processes
+    let reference = table_contents(&second);
     for workers in ["2", "4"] {
         let out = tmp.path().join(format!("night-2-w{workers}"));
         run_ok(&strs(&second_args(&c, &out, &["-w", workers])));
-        assert!(table_bytes(&out) == reference, "{workers} workers");
+        assert!(table_contents(&out) == reference, "{workers} workers");
     }
     let out = tmp.path().join("night-2-p2");
     let args = second_args(&c, &out, &["-w", "2"]);
     for o in run_cluster(2, tmp.path(), &strs(&args), &[]) {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
-    assert!(table_bytes(&out) == reference, "2 processes");
+    assert!(table_contents(&out) == reference, "2 processes");
 
     // without a log, night 1's visits count as made: what night 1 could not serve is overdue,
     // nothing else
@@ -530,7 +530,10 @@ fn interval_bounds_hold_or_are_reported() {
     let unmet = s["urls_max_interval_unmet"].as_u64().unwrap();
     assert!(unmet > 0, "{s}");
     assert!(
-        text.contains("WARNING") && text.contains(&unmet.to_string()),
+        text.contains("WARNING")
+            && text
+                .replace(',', "")
+                .contains(&format!("{unmet} URLs get less")),
         "{text}"
     );
     // every URL not held back by its host is fetched at least every 2 days
@@ -634,15 +637,12 @@ fn a_previous_output_or_log_that_cannot_be_used_is_refused() {
         &["--previous", "--horizon-s 86400"],
     );
     // half copied: a rates file missing, or cut short
-    let rates = copy.join("rates/crawler=003/part-00000.parquet");
+    let rates = copy.join("rates/crawler=3/part-00000.parquet");
     let bytes = std::fs::read(&rates).unwrap();
     std::fs::write(&rates, &bytes[..bytes.len() / 2]).unwrap();
-    fails(
-        &["--previous", path(&copy)],
-        &["crawler=003", "half-copied"],
-    );
+    fails(&["--previous", path(&copy)], &["crawler=3", "half-copied"]);
     std::fs::remove_file(&rates).unwrap();
-    fails(&["--previous", path(&copy)], &["crawler=003", "is missing"]);
+    fails(&["--previous", path(&copy)], &["crawler=3", "is missing"]);
     // unpublished: no _SUCCESS
     let unpublished = tmp.path().join("unpublished");
     copy_dir(&out, &unpublished);

@@ -62,7 +62,10 @@ fn every_point_equals_a_run_at_the_same_bandwidth() {
         "2",
     ]);
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("price %"), "{text}");
+    assert!(
+        text.contains("harmonic polite") && text.contains("price"),
+        "{text}"
+    );
     let points = csv_points(&out);
     assert_eq!(points.len(), 3 * 4 * 2);
     assert!(out.join("sweep.svg").exists() && out.join("_SUCCESS").exists());

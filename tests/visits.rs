@@ -46,7 +46,7 @@ fn read_visits(out: &Path) -> Vec<Fetch> {
             let url = b.column_by_name("url").unwrap().as_string::<i32>();
             let host = b.column_by_name("host").unwrap().as_string::<i32>();
             let at = b
-                .column_by_name("at")
+                .column_by_name("fetch_at")
                 .map(|c| c.as_primitive::<TimestampMicrosecondType>().clone());
             for i in 0..b.num_rows() {
                 rows.push((
@@ -340,6 +340,33 @@ fn simulation_agrees_with_the_exact_value() {
     assert!(
         (sim - exact).abs() <= 4.0 * se,
         "simulated {sim} +- {se}, exact {exact}"
+    );
+}
+
+#[test]
+fn a_rolling_night_is_not_valued_as_a_cycle() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    run_ok(&[
+        "run",
+        "data/pages",
+        "--timetable",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    let o = run(&[
+        "evaluate",
+        "data/pages",
+        "--visits",
+        out.join("visits").to_str().unwrap(),
+        "-q",
+    ]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        e.contains("crawler=0") && e.contains("rolling") && e.contains("--cyclic"),
+        "{e}"
     );
 }
 

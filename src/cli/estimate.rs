@@ -12,52 +12,74 @@ use anyhow::{bail, Result};
 use revisit_core::estimate::{estimate, Window};
 use revisit_core::units::SECONDS_PER_DAY;
 
+use super::heading;
 use super::shared::JobArg;
 use crate::io::change_rates_out::{self, ChangeRates};
 use crate::io::history;
 use crate::io::inputs;
 use crate::io::pages_fill;
+use crate::plan::Options;
 use crate::report::estimate::EstimateSummary;
+use crate::report::provenance::{InputFile, Provenance, RunIdentity};
 
 /// Parameters of `revisit estimate`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct EstimateArgs {
+    /// Crawl histories: Parquet or CSV files, folders, globs
+    ///
+    /// One row per observation: url, observed_at_s (seconds since any fixed epoch, e.g. Unix
+    /// time), changed (bool: the page differed from its previous crawl; with complete_obs, a change
+    /// notice) and optionally complete_obs (bool: a feed that reports every change, such as a
+    /// sitemap). CSV files end in .csv and have a header row.
+    #[arg(required = true, value_name = "HISTORY", help_heading = heading::INPUT)]
+    pub inputs: Vec<String>,
+    /// End of the history to use, seconds since the epoch
+    ///
+    /// Default: the latest observation.
+    #[arg(long, value_name = "SECONDS", help_heading = heading::INPUT)]
+    pub now_s: Option<f64>,
+    /// Use only the last DAYS of history [default: all]
+    ///
+    /// Change rates drift: the paper learns on a suffix of the history, before --now-s.
+    #[arg(long, value_name = "DAYS", help_heading = heading::INPUT)]
+    pub window_days: Option<f64>,
+    /// Page sets to copy with the estimates filled in
+    ///
+    /// Files, folders or globs of Parquet page sets: each is copied to --out-pages with every
+    /// estimated URL's change_rate (and complete_obs) replaced, ready for `revisit run`.
+    #[arg(long, value_name = "PAGE_SETS", num_args = 1.., help_heading = heading::INPUT)]
+    pub pages: Vec<String>,
+    /// Parquet file of the estimates
+    ///
+    /// Columns: url, change_rate (changes per day), complete_obs, observations, changes.
+    #[arg(long, default_value = "change_rates.parquet", value_name = "FILE", help_heading = heading::OUTPUT)]
+    pub out: PathBuf,
+    /// Folder for the filled page set (with --pages)
+    #[arg(long, default_value = "pages-estimated", value_name = "DIR", help_heading = heading::OUTPUT)]
+    pub out_pages: PathBuf,
+    /// Print the summary as JSON, for machines
+    #[arg(long, overrides_with = "no_json", help_heading = heading::OUTPUT)]
+    pub json: bool,
+    /// Print the summary as text (undoes --json from a job file)
+    #[arg(long, overrides_with = "json", hide_short_help = true, help_heading = heading::OUTPUT)]
+    pub no_json: bool,
     #[command(flatten)]
     pub job: JobArg,
-    /// Crawl histories: Parquet files, CSV files (.csv, header row), folders or globs. One row per
-    /// observation: url, observed_at_s (seconds since any fixed epoch, e.g. Unix time), changed
-    /// (bool: the page differed from its previous crawl; with complete_obs, a change notice) and
-    /// optionally complete_obs (bool: a feed that reports every change, such as a sitemap).
-    #[arg(required = true)]
-    pub inputs: Vec<String>,
-    /// Parquet file to write: url, change_rate (per day), complete_obs, observations, changes.
-    #[arg(long, default_value = "change_rates.parquet")]
-    pub out: PathBuf,
-    /// End of the history to use, seconds since the epoch (default: the latest observation).
-    #[arg(long, value_name = "SECONDS")]
-    pub now_s: Option<f64>,
-    /// Use only the last DAYS of history before --now-s (change rates drift; the paper learns on
-    /// a suffix). Default: all of it.
-    #[arg(long, value_name = "DAYS")]
-    pub window_days: Option<f64>,
-    /// Page sets (files, folders or globs) to fill in: each is copied to --out-pages with every
-    /// estimated URL's change_rate (and complete_obs) replaced, ready for `revisit run`.
-    #[arg(long, value_name = "PAGES", num_args = 1..)]
-    pub pages: Vec<String>,
-    /// Folder for the filled page set (with --pages).
-    #[arg(long, default_value = "pages-estimated", value_name = "DIR")]
-    pub out_pages: PathBuf,
-    /// Print the summary as JSON.
-    #[arg(long, overrides_with = "no_json")]
-    pub json: bool,
-    /// Print the summary as text (undoes --json from a job file).
-    #[arg(long, overrides_with = "json", hide_short_help = true)]
-    pub no_json: bool,
 }
 
 /// Reads the histories, estimates every URL's change rate and writes the table.
-pub fn estimate_all(args: &EstimateArgs) -> Result<EstimateSummary> {
+pub fn estimate_all(args: &EstimateArgs, options: &Options) -> Result<EstimateSummary> {
+    let identity = RunIdentity::now();
+    let started = std::time::Instant::now();
     let paths = inputs::expand(&args.inputs)?;
+    let files = paths
+        .iter()
+        .map(|p| {
+            let csv = p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+            InputFile::new(p, if csv { "csv" } else { "parquet" }, inputs::size(p))
+        })
+        .collect();
+    let provenance = Provenance::new("estimate", identity, files, None, options);
     let mut history = history::read_all(&paths)?;
     if history.by_url.is_empty() {
         bail!(
@@ -123,6 +145,7 @@ pub fn estimate_all(args: &EstimateArgs) -> Result<EstimateSummary> {
     sorted.sort_unstable_by(f64::total_cmp);
     change_rates_out::write(
         &args.out,
+        &provenance.metadata(),
         &ChangeRates {
             urls: urls.iter().map(|u| u.0.as_str()).collect(),
             change_rate: &rates,
@@ -132,6 +155,7 @@ pub fn estimate_all(args: &EstimateArgs) -> Result<EstimateSummary> {
         },
     )?;
     Ok(EstimateSummary {
+        provenance,
         rows: history.rows,
         rows_invalid: history.invalid,
         first_invalid: history.first_invalid,
@@ -144,12 +168,15 @@ pub fn estimate_all(args: &EstimateArgs) -> Result<EstimateSummary> {
         out: args.out.clone(),
         out_pages: filled.as_ref().map(|_| args.out_pages.clone()),
         pages: filled,
+        seconds: crate::report::TotalSeconds {
+            total: started.elapsed().as_secs_f64(),
+        },
     })
 }
 
 /// Runs `revisit estimate`; returns its summary (JSON with --json).
-pub fn run(args: &EstimateArgs) -> Result<String> {
-    let summary = estimate_all(args)?;
+pub fn run(args: &EstimateArgs, options: &Options) -> Result<String> {
+    let summary = estimate_all(args, options)?;
     Ok(if args.json {
         serde_json::to_string_pretty(&summary)? + "\n"
     } else {

@@ -34,7 +34,8 @@ pub fn arguments(
         .with_context(|| format!("job file {} is not valid TOML", path.display()))?;
     let name = command.get_name();
     let mut options = Vec::new();
-    let mut positional = Vec::new();
+    // positional values by the argument's place, whatever the order of the file's keys
+    let mut positional: Vec<(usize, Vec<OsString>)> = Vec::new();
     for (key, value) in &table {
         if let toml::Value::Table(section) = value {
             if root.find_subcommand(key).is_none() {
@@ -88,7 +89,8 @@ pub fn arguments(
             ),
         }
     }
-    Ok((options, positional))
+    positional.sort_by_key(|p| p.0);
+    Ok((options, positional.into_iter().flat_map(|p| p.1).collect()))
 }
 
 /// The argument of `command` a key names: by id (`min_delay_s`) or long name (`min-delay-s`);
@@ -113,7 +115,7 @@ fn add(
     key: &str,
     value: &toml::Value,
     options: &mut Vec<OsString>,
-    positional: &mut Vec<OsString>,
+    positional: &mut Vec<(usize, Vec<OsString>)>,
 ) -> Result<()> {
     let bad = |what: String| anyhow::anyhow!("job file {}: key {key}: {what}", path.display());
     let values: Vec<String> = match value {
@@ -146,7 +148,11 @@ fn add(
         return Ok(()); // the command line wins
     }
     if arg.is_positional() {
-        positional.extend(values.into_iter().map(OsString::from));
+        let at = command
+            .get_positionals()
+            .position(|a| a.get_id() == arg.get_id())
+            .unwrap_or(usize::MAX);
+        positional.push((at, values.into_iter().map(OsString::from).collect()));
         return Ok(());
     }
     let long = arg
@@ -223,7 +229,7 @@ fn given_on_command_line(command: &Command, matches: &ArgMatches, arg: &clap::Ar
 }
 
 /// Whether `arg` takes several values (a list in the file).
-fn takes_many(arg: &clap::Arg) -> bool {
+pub fn takes_many(arg: &clap::Arg) -> bool {
     matches!(arg.get_action(), clap::ArgAction::Append)
         || arg.get_num_args().is_some_and(|n| n.max_values() > 1)
         || arg.get_value_delimiter().is_some()

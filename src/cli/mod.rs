@@ -8,8 +8,10 @@ pub mod bench_io;
 pub mod estimate;
 pub mod evaluate;
 pub mod gen;
+pub mod heading;
 pub mod job_file;
 pub mod plan_crawlers;
+pub mod resolved;
 pub mod run;
 pub mod shared;
 pub mod simulate;
@@ -20,45 +22,64 @@ use std::ffi::OsString;
 use anyhow::Result;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
+use crate::plan::Options;
+
+/// Lines of help are wrapped at the terminal's width, and at this many characters at most.
+pub const HELP_WIDTH: usize = 100;
+
 /// Freshness-optimal, polite crawl rates for every URL, as a timely-dataflow batch job.
 #[derive(Parser)]
-#[command(name = "revisit", version, about, long_about = None)]
+#[command(name = "revisit", version, about, long_about = None, max_term_width = HELP_WIDTH)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// The command's options as resolved (job file merged, defaults filled), for provenance.
+    #[arg(skip)]
+    pub options: Options,
 }
 
 /// The commands.
 #[derive(Subcommand)]
 pub enum Command {
-    /// Compute every URL's crawl rate, per-host budgets and one partition per crawler.
+    /// Every URL's crawl rate, per-host budgets, one partition per crawler.
     ///
     /// With no arguments it runs on the sample page set in data/ and writes out/.
-    #[command(args_override_self = true)]
+    #[command(args_override_self = true, disable_help_flag = true)]
     Run(run::RunArgs),
-    /// The optimum of several policies over a range of bandwidths, with and without politeness:
-    /// a table (CSV, Parquet) and a plot (SVG) of staleness against bandwidth.
+    /// Compare policies over a range of bandwidths, polite and not: a table and a plot.
     ///
-    /// The page set is read once; each bandwidth warm-starts from the previous one.
-    #[command(args_override_self = true)]
+    /// The optimum of several policies over a range of bandwidths, with and without politeness: a
+    /// table (CSV, Parquet) and a plot (SVG) of staleness against bandwidth. The page set is read
+    /// once; each bandwidth warm-starts from the previous one.
+    #[command(args_override_self = true, disable_help_flag = true)]
     Sweep(sweep::SweepArgs),
-    /// The value of a rates table (ours or anyone's) on a page set: harmonic and binary staleness,
-    /// freshness, and the gap to each objective's optimum at the same bandwidth, polite and not.
-    #[command(args_override_self = true)]
+    /// Value a rates table or a timetable (ours or anyone's) on a page set.
+    ///
+    /// The harmonic and binary costs, freshness, and the gap to each objective's optimum at the
+    /// same bandwidth, polite and not.
+    #[command(args_override_self = true, disable_help_flag = true)]
     Evaluate(evaluate::EvaluateArgs),
-    /// The nightly loop, night after night: each night a `run --timetable` continuing from the
-    /// night before and from a synthetic fetch log, valued exactly on its realized fetches beside
-    /// the best evenly spaced crawl and Poisson fetching at the same bandwidth.
-    #[command(args_override_self = true)]
+    /// The nightly loop, night after night, on a page set whose change rates are the truth.
+    ///
+    /// Each night is a `run --timetable` continuing from the night before and from a synthetic
+    /// fetch log; each night is valued exactly on its realized fetches beside the best evenly spaced
+    /// crawl and Poisson fetching at the same bandwidth.
+    #[command(args_override_self = true, disable_help_flag = true)]
     Simulate(simulate::SimulateArgs),
     /// Estimate every URL's change rate from its crawl history (NeurIPS'19 §5, eqs. 10 and 11).
-    #[command(args_override_self = true)]
+    #[command(args_override_self = true, disable_help_flag = true)]
     Estimate(estimate::EstimateArgs),
     /// Write a synthetic, web-like page set (Parquet shards and a hosts table).
-    #[command(args_override_self = true)]
+    #[command(args_override_self = true, disable_help_flag = true)]
     Gen(gen::GenCommand),
-    /// How many crawlers should feed one indexer (Liu & Nain §1.2: M/M/1/K queue and an MDP).
-    #[command(args_override_self = true)]
+    /// How many crawlers should feed one indexer (Liu & Nain §1.2).
+    ///
+    /// The static plan of an M/M/1/K queue (eq. 1.4, Prop. 1) and a dynamic one (an MDP, Prop. 6).
+    #[command(
+        args_override_self = true,
+        disable_help_flag = true,
+        override_usage = "revisit plan-crawlers --arrival-rate <PAGES_PER_DAY> --index-rate <PAGES_PER_DAY>\n       --buffer <PAGES> [OPTIONS]"
+    )]
     PlanCrawlers(plan_crawlers::PlanCrawlersArgs),
     /// Benchmark baseline: read the inputs and write them back as Parquet, nothing else (JSON).
     #[command(hide = true)]
@@ -84,10 +105,18 @@ pub fn parse(argv: Vec<OsString>) -> Result<Cli, ParseError> {
         .try_get_matches_from(&argv)
         .map_err(ParseError::Clap)?;
     let strict = |argv: Vec<OsString>| {
-        let matches = Cli::command()
+        let root = Cli::command();
+        let matches = root
+            .clone()
             .try_get_matches_from(argv)
             .map_err(ParseError::Clap)?;
-        Cli::from_arg_matches(&matches).map_err(ParseError::Clap)
+        let mut cli = Cli::from_arg_matches(&matches).map_err(ParseError::Clap)?;
+        if let Some((name, sub)) = matches.subcommand() {
+            if let Some(command) = root.find_subcommand(name) {
+                cli.options = resolved::options(command, sub);
+            }
+        }
+        Ok(cli)
     };
     let Some((name, sub)) = matches.subcommand() else {
         return strict(argv);
@@ -124,12 +153,13 @@ pub fn parse(argv: Vec<OsString>) -> Result<Cli, ParseError> {
 
 /// Runs the command; returns what it prints on stdout.
 pub fn run(cli: Cli) -> Result<String> {
+    let options = &cli.options;
     match cli.command {
-        Command::Run(args) => run::run(&args),
-        Command::Sweep(args) => sweep::run(&args),
-        Command::Evaluate(args) => evaluate::run(&args),
-        Command::Simulate(args) => simulate::run(&args),
-        Command::Estimate(args) => estimate::run(&args),
+        Command::Run(args) => run::run(&args, options),
+        Command::Sweep(args) => sweep::run(&args, options),
+        Command::Evaluate(args) => evaluate::run(&args, options),
+        Command::Simulate(args) => simulate::run(&args, options),
+        Command::Estimate(args) => estimate::run(&args, options),
         Command::Gen(args) => gen::run(&args),
         Command::PlanCrawlers(args) => plan_crawlers::run(&args),
         Command::BenchIo(args) => bench_io::run(&args),
@@ -254,7 +284,10 @@ mod tests {
         assert!(err("revisit run --bandwidth-fraction=-1").contains("--bandwidth-fraction"));
         assert!(err("revisit run --floor 1").contains("--floor"));
         assert!(err("revisit run --crawlers 0").contains("--crawlers"));
-        assert!(err("revisit run --min-delay-s 0").contains("--min-delay-s"));
+        assert!(err("revisit run --min-delay-s=-1").contains("--min-delay-s"));
+        assert!(err("revisit run --max-reject-share 2").contains("--max-reject-share"));
+        assert!(err("revisit run --default-importance 0").contains("--default-importance"));
+        assert!(err("revisit run --default-change-days 0").contains("--default-change-days"));
         assert!(err("revisit run --min-interval 2d --max-interval 1d").contains("--max-interval"));
         assert!(err("revisit run --max-interval soon").contains("--max-interval"));
         assert!(err("revisit run --start yesterday").contains("--start"));
@@ -279,7 +312,7 @@ mod tests {
         let a = run_args(&format!("revisit run --job {f} --crawlers 7"));
         assert_eq!(a.crawlers, 7);
         assert_eq!(a.pages.inputs, vec!["a", "b"]);
-        assert!(a.pages.quiet);
+        assert!(a.runner.quiet);
         assert_eq!(a.pages.min_delay_s, 2.5);
         assert_eq!(a.objective, Objective::Binary);
         assert_eq!(a.bandwidth_fraction, Some(0.3));
@@ -289,7 +322,7 @@ mod tests {
         // a switch the file sets can be turned off
         assert!(
             !run_args(&format!("revisit run --job {f} --no-quiet"))
-                .pages
+                .runner
                 .quiet
         );
         // an option that conflicts with a file's key wins over it

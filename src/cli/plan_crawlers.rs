@@ -3,6 +3,8 @@
 use std::fmt::Write as _;
 
 use anyhow::Result;
+
+use super::heading;
 use revisit_core::capacity::dynamic::{self, DynamicPlan, RviSettings, SwitchingCurve};
 use revisit_core::capacity::queue::{QueueModel, StaticPerformance};
 use revisit_core::capacity::{ModelError, Quantity};
@@ -11,69 +13,77 @@ use revisit_core::capacity::{ModelError, Quantity};
 const CURVE_HALF_WIDTH: usize = 4;
 
 /// Flags of `revisit plan-crawlers` (static plan by eq. 1.4 and Prop. 1, dynamic plan by Prop. 6).
+/// Rates are per day, as everywhere in revisit (the model is the same in any time unit, as long as
+/// all three rates use it).
 #[derive(clap::Args, Debug, Clone)]
 pub struct PlanCrawlersArgs {
-    #[command(flatten)]
-    pub job: super::shared::JobArg,
-    /// Pages per unit time that ONE active crawler hands to the indexer (λ, a Poisson rate).
+    /// Pages per day ONE crawler hands to the indexer (λ)
     ///
-    /// Any time unit works as long as --index-rate and --gamma use the same one.
+    /// A Poisson rate, pages per day.
     #[arg(
         long = "arrival-rate",
-        value_name = "PAGES_PER_TIME",
-        allow_negative_numbers = true
+        value_name = "PAGES_PER_DAY",
+        allow_negative_numbers = true,
+        help_heading = heading::INPUT
     )]
     pub arrival_rate: f64,
 
-    /// Pages per unit time the indexer finishes while busy (μ; 1/μ is the mean indexing time).
+    /// Pages per day the indexer finishes while busy (μ)
     ///
-    /// Indexing times are modelled as exponential (an M/M/1/K queue).
+    /// 1/μ is the mean indexing time; indexing times are modelled as exponential (an M/M/1/K
+    /// queue).
     #[arg(
         long = "index-rate",
-        value_name = "PAGES_PER_TIME",
-        allow_negative_numbers = true
+        value_name = "PAGES_PER_DAY",
+        allow_negative_numbers = true,
+        help_heading = heading::INPUT
     )]
     pub index_rate: f64,
 
-    /// Pages the indexer can hold, counting the one being indexed (K >= 1).
+    /// Pages the indexer holds, the one indexed included (K)
     ///
-    /// A page that arrives while the buffer is full is lost.
-    #[arg(long, value_name = "PAGES")]
+    /// K >= 1. A page that arrives while the buffer is full is lost.
+    #[arg(long, value_name = "PAGES", help_heading = heading::INPUT)]
     pub buffer: usize,
 
-    /// Cost of an idle indexer, in lost pages per unit time (γ) [default: the --index-rate].
+    /// Cost of an idle indexer, lost pages per day (γ)
     ///
-    /// The planner minimises γ·P(indexer idle) + pages lost per unit time. γ = 2 means that
-    /// an indexer starved all the time is as bad as losing 2 pages per unit time; a larger γ
-    /// buys more crawlers. The default γ = μ counts idle indexing time like the pages it
-    /// could have indexed. Above γ(K) = μ(K+2)/K it pays to offer more pages than the
-    /// indexer can take (load > 1).
-    #[arg(long, value_name = "PAGES_PER_TIME", allow_negative_numbers = true)]
+    /// The planner minimises γ·P(indexer idle) + pages lost per day. γ = 2 means that an indexer
+    /// starved all the time is as bad as losing 2 pages per day; a larger γ buys more crawlers.
+    /// The default γ = μ (the --index-rate) counts idle indexing time like the pages it could have
+    /// indexed. Above γ(K) = μ(K+2)/K it pays to offer more pages than the indexer can take
+    /// (load > 1).
+    #[arg(long, value_name = "PAGES_PER_DAY", allow_negative_numbers = true, help_heading = heading::INPUT)]
     pub gamma: Option<f64>,
 
-    /// Also plan dynamically: switch crawlers on and off with the buffer level (§1.2.2).
+    /// Print JSON instead of tables
     ///
-    /// Solved by relative value iteration (Prop. 6); prints the average cost, the fewest,
-    /// mean and most active crawlers, and the switching-curve policy.
-    #[arg(long, overrides_with = "no_dynamic")]
+    /// {"static":{..},"approx":{..},"dynamic":{..}}
+    #[arg(long, overrides_with = "no_json", help_heading = heading::OUTPUT)]
+    pub json: bool,
+    /// Print tables (undoes --json from a job file)
+    #[arg(long, overrides_with = "json", hide_short_help = true, help_heading = heading::OUTPUT)]
+    pub no_json: bool,
+
+    /// Also plan dynamically: crawlers on and off by buffer level
+    ///
+    /// Liu & Nain §1.2.2, solved by relative value iteration (Prop. 6); prints the average cost,
+    /// the fewest, mean and most active crawlers, and the switching-curve policy.
+    #[arg(long, overrides_with = "no_dynamic", help_heading = heading::OTHER)]
     pub dynamic: bool,
-    /// No dynamic plan (undoes --dynamic from a job file).
-    #[arg(long, overrides_with = "dynamic", hide_short_help = true)]
+    /// No dynamic plan (undoes --dynamic from a job file)
+    #[arg(long, overrides_with = "dynamic", hide_short_help = true, help_heading = heading::OTHER)]
     pub no_dynamic: bool,
 
-    /// With --dynamic: crawlers available to switch on (N) [default: no limit].
+    /// With --dynamic: crawlers available [default: no limit]
     ///
-    /// Without it the planner finds how many crawlers the best policy ever uses. Set it to
-    /// the static optimum to reproduce the chapter's Table 1.2.
-    #[arg(long = "max-crawlers", value_name = "N", requires = "dynamic")]
+    /// Without it the planner finds how many crawlers the best policy ever uses. Set it to the
+    /// static optimum to reproduce the chapter's Table 1.2.
+    #[arg(long = "max-crawlers", value_name = "N", requires = "dynamic", help_heading = heading::OTHER)]
     pub max_crawlers: Option<usize>,
 
-    /// Print JSON ({"static":{..},"approx":{..},"dynamic":{..}}) instead of tables.
-    #[arg(long, overrides_with = "no_json")]
-    pub json: bool,
-    /// Print tables (undoes --json from a job file).
-    #[arg(long, overrides_with = "json", hide_short_help = true)]
-    pub no_json: bool,
+    #[command(flatten)]
+    pub job: super::shared::JobArg,
 }
 
 /// Runs `revisit plan-crawlers`: the human tables, or JSON with `--json`.
@@ -217,12 +227,12 @@ impl Report {
         );
         let _ = writeln!(
             out,
-            "  arrival rate per crawler  λ = {} pages/time unit",
+            "  arrival rate per crawler  λ = {} pages/day",
             i.arrival_rate
         );
         let _ = writeln!(
             out,
-            "  indexing rate             μ = {} pages/time unit",
+            "  indexing rate             μ = {} pages/day",
             i.index_rate
         );
         let _ = writeln!(
@@ -249,7 +259,7 @@ impl Report {
         );
         let _ = writeln!(
             out,
-            "       N    load ρ     P(idle)   lost/time      cost C"
+            "       N    load ρ     P(idle)   lost/day       cost C"
         );
         for p in &s.curve {
             let mark = if p.crawlers == s.crawlers { "→" } else { " " };
@@ -318,7 +328,7 @@ fn dynamic_text(out: &mut String, d: &DynamicReport, static_cost: f64, model: &Q
     };
     let _ = writeln!(
         out,
-        "  average cost         {comparison}\n  starvation, loss     idle {} of the time, {} pages lost per time unit",
+        "  average cost         {comparison}\n  starvation, loss     idle {} of the time, {} pages lost per day",
         num(p.starvation_probability),
         num(p.loss_rate),
     );

@@ -15,10 +15,14 @@ use revisit_core::schedule::evaluate::window_staleness;
 use revisit_core::units::SECONDS_PER_DAY;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
+use super::heading;
 use super::run::RunArgs;
 use crate::io::nights_plot::{write_nights_svg, Curve};
+use crate::io::pages::PageFile;
 use crate::io::{fetched_out, inputs, pages, state_in, visits_in};
 use crate::plan::run::RunPlan;
+use crate::plan::Options;
+use crate::report::provenance::{InputFile, Provenance, RunIdentity};
 use crate::report::run::Summary;
 use crate::report::simulate::{NightReport, SimulationSummary};
 use crate::time::{add_seconds_us, format_timestamp, MICROS_PER_S};
@@ -28,20 +32,22 @@ use crate::time::{add_seconds_us, format_timestamp, MICROS_PER_S};
 pub struct SimulateArgs {
     #[command(flatten)]
     pub run: RunArgs,
-    /// Nights to run: each continues from the one before.
-    #[arg(long, default_value_t = 30)]
+    /// Nights to run, each continuing the one before
+    #[arg(long, default_value_t = 30, value_name = "N", help_heading = heading::TIMETABLE)]
     pub nights: u32,
-    /// Share of the served fetches the synthetic log marks failed (their URLs stay due).
-    #[arg(long, default_value_t = 0.0, value_name = "SHARE")]
+    /// Share of served fetches the log marks failed
+    ///
+    /// Their URLs stay due, as a crawler's failed fetches do.
+    #[arg(long, default_value_t = 0.0, value_name = "SHARE", help_heading = heading::TIMETABLE)]
     pub failure_share: f64,
-    /// Seed of the failures: the same seed gives the same nights.
-    #[arg(long, default_value_t = 1)]
+    /// Seed of the failures: same seed, same nights
+    #[arg(long, default_value_t = 1, value_name = "N", help_heading = heading::OTHER)]
     pub seed: u64,
-    /// Print one JSON object per night per line instead of text.
-    #[arg(long, overrides_with = "no_json")]
+    /// Print one JSON object per night per line, for machines
+    #[arg(long, overrides_with = "no_json", help_heading = heading::OUTPUT)]
     pub json: bool,
-    /// Print text (undoes --json from a job file).
-    #[arg(long, overrides_with = "json", hide_short_help = true)]
+    /// Print text (undoes --json from a job file)
+    #[arg(long, overrides_with = "json", hide_short_help = true, help_heading = heading::OUTPUT)]
     pub no_json: bool,
 }
 
@@ -54,7 +60,8 @@ struct Page {
 }
 
 /// Runs the loop; returns its nights (process 0).
-pub fn simulate(args: &SimulateArgs) -> Result<SimulationSummary> {
+pub fn simulate(args: &SimulateArgs, options: &Options) -> Result<SimulationSummary> {
+    let identity = RunIdentity::now();
     if args.nights == 0 {
         bail!("--nights must be at least 1");
     }
@@ -67,13 +74,17 @@ pub fn simulate(args: &SimulateArgs) -> Result<SimulationSummary> {
     if args.run.previous.is_some() || !args.run.fetched.is_empty() || args.run.cyclic {
         bail!("simulate drives --previous, --fetched and the timetable itself: leave them out");
     }
-    if args.run.pages.cluster.processes > 1 {
+    if args.run.runner.cluster.processes > 1 {
         bail!("simulate runs in one process (give -w for threads)");
     }
     let base = args.run.plan()?;
     let work = base.out.clone();
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
-    let mut pages = truth(&base)?;
+    let page_files = pages::open_all(
+        &inputs::expand_pages(&base.pages.inputs)?,
+        base.pages.politeness,
+    )?;
+    let mut pages = truth(&base, &page_files)?;
     let weight = pages
         .values()
         .fold(ExactSum::default(), |mut w, p| {
@@ -84,7 +95,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<SimulationSummary> {
 
     // the best evenly spaced crawl at this bandwidth: the polite binary-fixed optimum
     let optimum_dir = work.join("optimum");
-    run_night(&args.run, |a| {
+    run_night(&args.run, options, |a| {
         a.objective = Objective::BinaryFixed;
         a.timetable = false;
         a.out = optimum_dir.clone();
@@ -98,7 +109,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<SimulationSummary> {
         let out = work.join(format!("night-{night:03}"));
         let previous = (night > 1).then(|| work.join(format!("night-{:03}", night - 1)));
         let log = (night > 1).then(|| work.join(format!("fetched-{:03}.parquet", night - 1)));
-        let summary = run_night(&args.run, |a| {
+        let summary = run_night(&args.run, options, |a| {
             a.timetable = true;
             a.start = Some(format_timestamp(start_us));
             a.previous = previous.clone();
@@ -160,6 +171,19 @@ pub fn simulate(args: &SimulateArgs) -> Result<SimulationSummary> {
     }
     let mean = |f: fn(&NightReport) -> f64| nights.iter().map(f).sum::<f64>() / nights.len() as f64;
     let summary = SimulationSummary {
+        provenance: Provenance::new(
+            "simulate",
+            identity,
+            page_files
+                .iter()
+                .map(|f| InputFile::new(&f.path, f.format(), f.bytes))
+                .collect(),
+            base.pages
+                .hosts
+                .as_ref()
+                .map(|h| InputFile::new(h, "parquet", crate::io::inputs::size(h))),
+            options,
+        ),
         staleness_mean: mean(|n| n.staleness),
         staleness_evenly_spaced: evenly_spaced,
         staleness_poisson_mean: mean(|n| n.staleness_poisson),
@@ -170,20 +194,23 @@ pub fn simulate(args: &SimulateArgs) -> Result<SimulationSummary> {
 }
 
 /// Runs one night: `run`'s options as given, changed by `change`; returns its summary.
-fn run_night(base: &RunArgs, change: impl FnOnce(&mut RunArgs)) -> Result<Summary> {
+fn run_night(
+    base: &RunArgs,
+    options: &Options,
+    change: impl FnOnce(&mut RunArgs),
+) -> Result<Summary> {
     let mut args = base.clone();
-    args.pages.quiet = true;
+    args.runner.quiet = true;
     change(&mut args);
-    crate::job::run(args.plan()?)?.context("the night's run returned no summary")
+    let mut plan = args.plan()?;
+    plan.options = options.clone();
+    crate::job::run(plan)?.context("the night's run returned no summary")
 }
 
 /// The pages' true importance (as the solver reads it) and change rate, by URL (the first row of
 /// a URL, as `run` keeps it).
-fn truth(plan: &RunPlan) -> Result<HashMap<String, Page>> {
-    let rows = pages::read_all(&pages::open_all(
-        &inputs::expand(&plan.pages.inputs)?,
-        plan.pages.politeness,
-    )?)?;
+fn truth(plan: &RunPlan, files: &[PageFile]) -> Result<HashMap<String, Page>> {
+    let rows = pages::read_all(files, &plan.pages.defaults)?;
     let mut by_url = HashMap::with_capacity(rows.len());
     for (url, importance, change_rate) in rows {
         by_url.entry(url).or_insert(Page {
@@ -283,8 +310,11 @@ fn fails(args: &SimulateArgs, night: u32, url: &str, at_us: i64) -> bool {
     uniform < args.failure_share
 }
 
-/// simulate.csv and simulate.svg in the work folder.
+/// summary.json, simulate.csv and simulate.svg in the work folder.
 fn write_outputs(work: &Path, s: &SimulationSummary) -> Result<()> {
+    let summary_path = work.join("summary.json");
+    std::fs::write(&summary_path, serde_json::to_string_pretty(s)? + "\n")
+        .with_context(|| format!("writing {}", summary_path.display()))?;
     let csv_path = work.join("simulate.csv");
     let mut w = csv::Writer::from_path(&csv_path)
         .with_context(|| format!("writing {}", csv_path.display()))?;
@@ -318,8 +348,8 @@ fn write_outputs(work: &Path, s: &SimulationSummary) -> Result<()> {
 }
 
 /// Runs `revisit simulate`; returns the nights (one JSON object per line with --json).
-pub fn run(args: &SimulateArgs) -> Result<String> {
-    let summary = simulate(args)?;
+pub fn run(args: &SimulateArgs, options: &Options) -> Result<String> {
+    let summary = simulate(args, options)?;
     Ok(if args.json {
         summary
             .nights

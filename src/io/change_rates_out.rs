@@ -18,8 +18,8 @@ pub struct ChangeRates<'a> {
     pub changes: &'a [u64],
 }
 
-/// Writes `rates` to `path` (its folder created if needed).
-pub fn write(path: &Path, rates: &ChangeRates) -> Result<()> {
+/// Writes `rates` to `path` (its folder created if needed), `provenance` first in its metadata.
+pub fn write(path: &Path, provenance: &[(String, String)], rates: &ChangeRates) -> Result<()> {
     let batch = RecordBatch::try_new(
         schema::change_rates(),
         vec![
@@ -30,13 +30,14 @@ pub fn write(path: &Path, rates: &ChangeRates) -> Result<()> {
             Arc::new(UInt64Array::from(rates.changes.to_vec())),
         ],
     )?;
-    let metadata = [
+    let mut metadata = provenance.to_vec();
+    metadata.extend([
         ("revisit.units.change_rate".to_owned(), "1/day".to_owned()),
         (
             "revisit.estimator".to_owned(),
             "NeurIPS'19 eqs. 10 (incomplete) and 11 (complete), smoothing 0.5".to_owned(),
         ),
-    ];
+    ]);
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }

@@ -17,6 +17,7 @@ pub mod inputs;
 pub mod manifest;
 pub mod nights_plot;
 pub mod out_lock;
+pub mod page_text;
 pub mod pages;
 pub mod pages_fill;
 pub mod parquet_out;

@@ -1,25 +1,34 @@
-//! Reading page sets: footers and schemas up front (so a bad file fails before any work), then row
-//! groups as units of work spread over workers, each row validated into a page or a rejection.
+//! Reading page sets: footers and headers up front (so a bad file fails before any work), then row
+//! groups (and whole text files) as units of work spread over workers, each row validated into a
+//! page or a rejection. Parquet, CSV, TSV and seed lists are read into the same columns and
+//! validated alike; a file without `importance` or `change_rate` gives its rows the defaults
+//! ([`Defaults`]).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use arrow_array::Array;
+use arrow_array::{Array, RecordBatch};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 use serde::{Deserialize, Serialize};
 
 use super::columns::{boolean, check_column, number, open_parquet, text, Kind};
+use super::page_text::{self, TextColumns, TextFormat};
 use super::politeness_key::PolitenessKey;
 
 /// Rows decoded at a time.
 const BATCH_ROWS: usize = 8192;
 
-/// One input file, checked: its path and the row counts of its row groups.
+/// One input file, checked: its path, format, size, and the row counts of its row groups.
 #[derive(Clone, Debug)]
 pub struct PageFile {
     pub path: PathBuf,
+    /// Parquet (None) or a text format, with the columns its header names.
+    pub text: Option<(TextFormat, TextColumns)>,
+    /// Size of the file, bytes.
+    pub bytes: u64,
+    /// Row counts of a Parquet file's row groups (a text file is one unit of unknown length).
     pub row_groups: Vec<u64>,
     /// Whether the file has a `host` column (else hosts come from the URLs).
     pub has_host: bool,
@@ -31,6 +40,35 @@ pub struct PageFile {
     pub key: PolitenessKey,
 }
 
+impl PageFile {
+    /// The format's name, for summaries: parquet, csv, tsv or seed list.
+    pub fn format(&self) -> &'static str {
+        self.text.as_ref().map_or("parquet", |t| t.0.name())
+    }
+}
+
+/// What a row without an importance or a change rate takes.
+///
+/// A file without the column gives every row the default; a null in a file that has the column
+/// is a missing value, rejected unless the default was asked for explicitly (`*_fills_nulls`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Defaults {
+    /// Importance (relative weight > 0).
+    pub importance: f64,
+    pub importance_fills_nulls: bool,
+    /// Change rate, changes per day (>= 0).
+    pub change_rate: f64,
+    pub change_rate_fills_nulls: bool,
+}
+
+/// Rows of one unit: read, and of the valid ones those that took a default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnitCounts {
+    pub rows: u64,
+    pub default_importance: u64,
+    pub default_change_rate: u64,
+}
+
 /// Where an input row came from: its file (index into the sorted input list) and row in that file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Origin {
@@ -38,14 +76,15 @@ pub struct Origin {
     pub row: u64,
 }
 
-/// A unit of reading work: one row group of one file.
+/// A unit of reading work: one row group of one Parquet file, or one text file.
 #[derive(Clone, Copy, Debug)]
 pub struct Unit {
     pub file: u32,
     pub row_group: usize,
     /// Row number (in its file) of the row group's first row.
     pub first_row: u64,
-    pub rows: u64,
+    /// Rows of the row group (None: a text file, counted as it is read).
+    pub rows: Option<u64>,
 }
 
 /// Why an input row was not scheduled.
@@ -142,11 +181,37 @@ pub fn open_all(paths: &[PathBuf], key: PolitenessKey) -> Result<Vec<PageFile>> 
 }
 
 fn open(path: &Path, key: PolitenessKey) -> Result<PageFile> {
-    let builder = open_parquet(path, "; re-export it or leave it out")?;
+    let bytes = std::fs::metadata(path)
+        .with_context(|| format!("{}: cannot open", path.display()))?
+        .len();
+    if let Some(format) = TextFormat::of(path) {
+        let columns = page_text::open(path, format)?;
+        if let Some(column) = key.column() {
+            anyhow::bail!(
+                "{}: --politeness-key ip-column reads the `{column}` column of Parquet page sets; \
+                 give this one as Parquet",
+                path.display()
+            );
+        }
+        return Ok(PageFile {
+            path: path.to_path_buf(),
+            bytes,
+            row_groups: Vec::new(),
+            has_host: columns.has("host"),
+            has_complete: columns.has("complete_obs"),
+            has_intervals: false,
+            key,
+            text: Some((format, columns)),
+        });
+    }
+    let builder = open_parquet(
+        path,
+        "; re-export it or leave it out (CSV and TSV page sets must end in .csv or .tsv, seed lists in .txt)",
+    )?;
     let schema = builder.schema();
     check_column(path, schema, "url", Kind::Text, true)?;
-    check_column(path, schema, "importance", Kind::Number, true)?;
-    check_column(path, schema, "change_rate", Kind::Number, true)?;
+    check_column(path, schema, "importance", Kind::Number, false)?;
+    check_column(path, schema, "change_rate", Kind::Number, false)?;
     let has_host = check_column(path, schema, "host", Kind::Text, false)?;
     let has_complete = check_column(path, schema, "complete_obs", Kind::Bool, false)?;
     let has_min = check_column(path, schema, "min_interval_s", Kind::Number, false)?;
@@ -162,6 +227,8 @@ fn open(path: &Path, key: PolitenessKey) -> Result<PageFile> {
         .collect();
     Ok(PageFile {
         path: path.to_path_buf(),
+        text: None,
+        bytes,
         row_groups,
         has_host,
         has_complete,
@@ -170,10 +237,19 @@ fn open(path: &Path, key: PolitenessKey) -> Result<PageFile> {
     })
 }
 
-/// All row groups of all files, in file order.
+/// All row groups of all files (and every text file whole), in file order.
 pub fn units(files: &[PageFile]) -> Vec<Unit> {
     let mut out = Vec::new();
     for (f, file) in files.iter().enumerate() {
+        if file.text.is_some() {
+            out.push(Unit {
+                file: f as u32,
+                row_group: 0,
+                first_row: 0,
+                rows: None,
+            });
+            continue;
+        }
         let mut first_row = 0;
         for (g, &rows) in file.row_groups.iter().enumerate() {
             if rows > 0 {
@@ -181,7 +257,7 @@ pub fn units(files: &[PageFile]) -> Vec<Unit> {
                     file: f as u32,
                     row_group: g,
                     first_row,
-                    rows,
+                    rows: Some(rows),
                 });
             }
             first_row += rows;
@@ -190,14 +266,59 @@ pub fn units(files: &[PageFile]) -> Vec<Unit> {
     out
 }
 
-/// Reads one unit, calling `page` for every valid row and `reject` for every invalid one.
+/// Reads one unit, calling `page` for every valid row and `reject` for every invalid one; returns
+/// its row count and how many valid rows took a default.
 pub fn read_unit(
     file: &PageFile,
     unit: Unit,
+    defaults: &Defaults,
     mut page: impl FnMut(PageRow<'_>),
     mut reject: impl FnMut(Rejected),
-) -> Result<()> {
+) -> Result<UnitCounts> {
     let path = &file.path;
+    let mut counts = UnitCounts::default();
+    let mut row = unit.first_row;
+    let mut rows = |batch: &RecordBatch, row: u64| {
+        read_batch(
+            path,
+            file.key,
+            unit.file,
+            batch,
+            row,
+            defaults,
+            &mut counts,
+            &mut page,
+            &mut reject,
+        )
+    };
+    if let Some((format, columns)) = &file.text {
+        page_text::read(path, *format, columns, BATCH_ROWS, |batch| {
+            row = rows(&batch, row)?;
+            Ok(())
+        })?;
+    } else {
+        for batch in parquet_batches(path, unit, file.key)? {
+            let batch = batch.with_context(|| {
+                format!(
+                    "{}: row group {} (rows from {}) is unreadable (truncated or corrupt?)",
+                    path.display(),
+                    unit.row_group,
+                    row
+                )
+            })?;
+            row = rows(&batch, row)?;
+        }
+    }
+    counts.rows = row - unit.first_row;
+    Ok(counts)
+}
+
+/// The page columns of one row group of a Parquet page file, batch by batch.
+fn parquet_batches(
+    path: &Path,
+    unit: Unit,
+    key: PolitenessKey,
+) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReader> {
     let f = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(f)
         .with_context(|| format!("{}: cannot read footer", path.display()))?;
@@ -216,12 +337,12 @@ pub fn read_unit(
                     | "complete_obs"
                     | "min_interval_s"
                     | "max_interval_s"
-            ) || Some(f.name().as_str()) == file.key.column()
+            ) || Some(f.name().as_str()) == key.column()
         })
         .map(|(i, _)| i)
         .collect();
     let mask = ProjectionMask::roots(builder.parquet_schema(), wanted);
-    let reader = builder
+    builder
         .with_projection(mask)
         .with_row_groups(vec![unit.row_group])
         .with_batch_size(BATCH_ROWS)
@@ -232,116 +353,132 @@ pub fn read_unit(
                 path.display(),
                 unit.row_group
             )
-        })?;
-    let mut row = unit.first_row;
-    for batch in reader {
-        let batch = batch.with_context(|| {
-            format!(
-                "{}: row group {} (rows from {}) is unreadable (truncated or corrupt?)",
-                path.display(),
-                unit.row_group,
-                row
-            )
-        })?;
-        let missing =
-            |c: &str| anyhow::anyhow!("{}: column '{c}' vanished from a row group", path.display());
-        let urls = text(&batch, "url").ok_or_else(|| missing("url"))?;
-        let hosts = text(&batch, "host");
-        let importance = number(&batch, "importance").ok_or_else(|| missing("importance"))?;
-        let change_rate = number(&batch, "change_rate").ok_or_else(|| missing("change_rate"))?;
-        let complete = boolean(&batch, "complete_obs");
-        let min_interval = number(&batch, "min_interval_s");
-        let max_interval = number(&batch, "max_interval_s");
-        let ips = file.key.column().and_then(|c| text(&batch, c));
-        for i in 0..batch.num_rows() {
-            let origin = Origin {
-                file: unit.file,
-                row,
-            };
-            row += 1;
-            let url = urls.get(i);
-            let given_host = hosts
-                .as_ref()
-                .and_then(|h| h.get(i))
-                .filter(|h| !h.trim().is_empty());
-            let mu = importance.get(i);
-            let lambda = change_rate.get(i);
-            let reject_as = |reason| Rejected {
-                origin,
-                reason,
-                url: url.map(str::to_owned),
-                host: given_host.map(str::to_owned),
-                importance: mu,
-                change_rate: lambda,
-            };
-            let Some(url) = url.filter(|u| !u.is_empty()) else {
-                reject(reject_as(Reason::UrlMissing));
+        })
+}
+
+/// Validates the rows of `batch` (the first is row `row` of file `file`); returns the next row.
+#[allow(clippy::too_many_arguments)]
+fn read_batch(
+    path: &Path,
+    key: PolitenessKey,
+    file: u32,
+    batch: &RecordBatch,
+    mut row: u64,
+    defaults: &Defaults,
+    counts: &mut UnitCounts,
+    page: &mut impl FnMut(PageRow<'_>),
+    reject: &mut impl FnMut(Rejected),
+) -> Result<u64> {
+    let missing =
+        |c: &str| anyhow::anyhow!("{}: column '{c}' vanished from a row group", path.display());
+    let urls = text(batch, "url").ok_or_else(|| missing("url"))?;
+    let hosts = text(batch, "host");
+    let importance = number(batch, "importance");
+    let change_rate = number(batch, "change_rate");
+    let complete = boolean(batch, "complete_obs");
+    let min_interval = number(batch, "min_interval_s");
+    let max_interval = number(batch, "max_interval_s");
+    let ips = key.column().and_then(|c| text(batch, c));
+    for i in 0..batch.num_rows() {
+        let origin = Origin { file, row };
+        row += 1;
+        let url = urls.get(i);
+        let given_host = hosts
+            .as_ref()
+            .and_then(|h| h.get(i))
+            .filter(|h| !h.trim().is_empty());
+        let mu = importance.as_ref().and_then(|c| c.get(i));
+        let lambda = change_rate.as_ref().and_then(|c| c.get(i));
+        let reject_as = |reason| Rejected {
+            origin,
+            reason,
+            url: url.map(str::to_owned),
+            host: given_host.map(str::to_owned),
+            importance: mu,
+            change_rate: lambda,
+        };
+        let Some(url) = url.filter(|u| !u.is_empty()) else {
+            reject(reject_as(Reason::UrlMissing));
+            continue;
+        };
+        let ip = ips.as_ref().and_then(|c| c.get(i));
+        let host = match key.of(url, given_host, ip) {
+            Ok(h) => h,
+            Err(reason) => {
+                reject(reject_as(reason));
                 continue;
-            };
-            let ip = ips.as_ref().and_then(|c| c.get(i));
-            let host = match file.key.of(url, given_host, ip) {
-                Ok(h) => h,
-                Err(reason) => {
-                    reject(reject_as(reason));
-                    continue;
-                }
-            };
-            let Some(mu_value) = mu else {
+            }
+        };
+        let (mu_value, mu_defaulted) = match mu {
+            Some(v) => (v, false),
+            None if importance.is_none() || defaults.importance_fills_nulls => {
+                (defaults.importance, true)
+            }
+            None => {
                 reject(reject_as(Reason::ImportanceMissing));
                 continue;
-            };
-            if !(mu_value.is_finite() && mu_value > 0.0) {
-                reject(reject_as(Reason::ImportanceInvalid));
-                continue;
             }
-            let Some(lambda_value) = lambda else {
+        };
+        if !(mu_value.is_finite() && mu_value > 0.0) {
+            reject(reject_as(Reason::ImportanceInvalid));
+            continue;
+        }
+        let (lambda_value, lambda_defaulted) = match lambda {
+            Some(v) => (v, false),
+            None if change_rate.is_none() || defaults.change_rate_fills_nulls => {
+                (defaults.change_rate, true)
+            }
+            None => {
                 reject(reject_as(Reason::ChangeRateMissing));
                 continue;
-            };
-            if !(lambda_value.is_finite() && lambda_value >= 0.0) {
-                reject(reject_as(Reason::ChangeRateInvalid));
-                continue;
             }
-            let complete_obs = complete
-                .map(|c| c.is_valid(i) && c.value(i))
-                .unwrap_or(false);
-            // a null bound is no bound; a given one is a positive number of seconds
-            let interval = |c: &Option<super::columns::NumberColumn>| {
-                c.as_ref().and_then(|c| c.get(i)).unwrap_or(f64::NAN)
-            };
-            let (min_s, max_s) = (interval(&min_interval), interval(&max_interval));
-            let positive = |s: f64| s.is_nan() || (s.is_finite() && s > 0.0);
-            if !positive(min_s) {
-                reject(reject_as(Reason::MinIntervalInvalid));
-                continue;
-            }
-            if !positive(max_s) || max_s < min_s {
-                reject(reject_as(Reason::MaxIntervalInvalid));
-                continue;
-            }
-            page(PageRow {
-                url,
-                host: &host,
-                importance: mu_value,
-                change_rate: lambda_value,
-                complete_obs,
-                min_interval_s: min_s,
-                max_interval_s: max_s,
-                origin,
-            });
+        };
+        if !(lambda_value.is_finite() && lambda_value >= 0.0) {
+            reject(reject_as(Reason::ChangeRateInvalid));
+            continue;
         }
+        let complete_obs = complete
+            .map(|c| c.is_valid(i) && c.value(i))
+            .unwrap_or(false);
+        // a null bound is no bound; a given one is a positive number of seconds
+        let interval = |c: &Option<super::columns::NumberColumn>| {
+            c.as_ref().and_then(|c| c.get(i)).unwrap_or(f64::NAN)
+        };
+        let (min_s, max_s) = (interval(&min_interval), interval(&max_interval));
+        let positive = |s: f64| s.is_nan() || (s.is_finite() && s > 0.0);
+        if !positive(min_s) {
+            reject(reject_as(Reason::MinIntervalInvalid));
+            continue;
+        }
+        if !positive(max_s) || max_s < min_s {
+            reject(reject_as(Reason::MaxIntervalInvalid));
+            continue;
+        }
+        counts.default_importance += u64::from(mu_defaulted);
+        counts.default_change_rate += u64::from(lambda_defaulted);
+        page(PageRow {
+            url,
+            host: &host,
+            importance: mu_value,
+            change_rate: lambda_value,
+            complete_obs,
+            min_interval_s: min_s,
+            max_interval_s: max_s,
+            origin,
+        });
     }
-    Ok(())
+    Ok(row)
 }
 
 /// The valid rows of `files` as (url, importance, change rate), in file order, as `run` reads them
 /// (duplicates included).
-pub fn read_all(files: &[PageFile]) -> Result<Vec<(String, f64, f64)>> {
+pub fn read_all(files: &[PageFile], defaults: &Defaults) -> Result<Vec<(String, f64, f64)>> {
     let mut rows = Vec::new();
     for unit in units(files) {
         read_unit(
             &files[unit.file as usize],
             unit,
+            defaults,
             |row| rows.push((row.url.to_owned(), row.importance, row.change_rate)),
             |_| {},
         )?;

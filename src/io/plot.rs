@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
+use plotters::coord::combinators::WithKeyPoints;
 use plotters::prelude::*;
 
 use revisit_core::objective::Objective;
@@ -33,8 +34,66 @@ const _: () = assert!(
     "one colour per policy"
 );
 
-/// Writes the sweep's plot to `path`: harmonic staleness per unit of importance (left, log scale)
-/// and the fresh share of time with Poisson crawls (right), against bandwidth per URL.
+/// Ticks of a log axis from `lo` to `hi`: labelled at 1, 2 and 5 of every decade (and at the ends
+/// when that leaves fewer than two), light at the other integers of each decade.
+fn log_ticks(lo: f64, hi: f64) -> (Vec<f64>, Vec<f64>) {
+    let (mut bold, mut light) = (Vec::new(), Vec::new());
+    let first = lo.log10().floor() as i32;
+    let last = hi.log10().ceil() as i32;
+    for decade in first..=last {
+        for m in 1..10 {
+            // the decimal text parsed: 0.02, not 2 x 0.01 = 0.020000000000000004
+            let x: f64 = format!("{m}e{decade}").parse().unwrap_or(f64::NAN);
+            if x < lo * (1.0 - 1e-12) || x > hi * (1.0 + 1e-12) {
+                continue;
+            }
+            if matches!(m, 1 | 2 | 5) {
+                bold.push(x);
+            } else {
+                light.push(x);
+            }
+        }
+    }
+    if bold.len() < 2 {
+        bold.extend([lo, hi]);
+        bold.sort_by(f64::total_cmp);
+        bold.dedup();
+    }
+    (bold, light)
+}
+
+/// A tick's label: the shortest decimal that reads back to it, to three significant digits at
+/// most (0.01, 0.2, 1, 50, 0.338).
+fn tick_label(x: &f64) -> String {
+    let text = format!("{}", x);
+    if text.len() <= 6 {
+        return text;
+    }
+    let digits = (2 - x.abs().log10().floor() as i32).max(0) as usize;
+    let rounded = format!("{x:.digits$}");
+    if rounded.contains('.') {
+        rounded
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_owned()
+    } else {
+        rounded
+    }
+}
+
+/// A log axis from `lo` to `hi` with [`log_ticks`].
+fn log_axis(lo: f64, hi: f64) -> WithKeyPoints<LogCoord<f64>> {
+    let (bold, light) = log_ticks(lo, hi);
+    (lo..hi)
+        .log_scale()
+        .with_key_points(bold)
+        .with_light_points(light)
+}
+
+/// Writes the sweep's plot to `path`: the harmonic cost per unit of importance (left, log scale)
+/// and the fresh share of time with Poisson crawls (right), against bandwidth per URL. Policies
+/// with no finite harmonic cost (they leave changing URLs uncrawled) are named in a note on the
+/// left panel instead of drawn.
 pub fn write_sweep_svg(path: &Path, points: &[SweepPoint], importance_total: f64) -> Result<()> {
     let fail = |e: &dyn std::fmt::Debug| anyhow!("drawing {}: {e:?}", path.display());
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
@@ -67,32 +126,35 @@ pub fn write_sweep_svg(path: &Path, points: &[SweepPoint], importance_total: f64
         )
     };
     let harmonic_caption = if ys.is_empty() {
-        "harmonic staleness: infinite at every point (changing URLs never crawled)"
+        "harmonic cost: infinite at every point (changing URLs never crawled)"
     } else {
-        "harmonic staleness per unit of importance (solid: polite, dashed: no caps)"
+        "harmonic cost per unit of importance (solid: polite, dashed: no caps)"
     };
     let policies: Vec<Objective> = Objective::ALL
         .into_iter()
         .filter(|o| points.iter().any(|p| p.policy == *o))
         .collect();
 
-    // Left: harmonic staleness (lower is better).
+    // Left: the harmonic cost (lower is better).
     let mut chart = ChartBuilder::on(&left)
         .caption(harmonic_caption, ("sans-serif", 17))
         .margin(12)
         .x_label_area_size(44)
         .y_label_area_size(64)
         .build_cartesian_2d(
-            (x_lo..x_hi).log_scale(),
-            (y_lo.min(y_hi) * 0.9..y_hi.max(y_lo) * 1.1).log_scale(),
+            log_axis(x_lo, x_hi),
+            log_axis(y_lo.min(y_hi) * 0.9, y_hi.max(y_lo) * 1.1),
         )
         .map_err(|e| fail(&e))?;
     chart
         .configure_mesh()
         .x_desc("bandwidth / URLs (fetches per URL per day)")
-        .y_desc("J_h / sum of importance")
+        .y_desc("harmonic cost / total importance")
+        .x_label_formatter(&tick_label)
+        .y_label_formatter(&tick_label)
         .draw()
         .map_err(|e| fail(&e))?;
+    let mut not_drawn = Vec::new();
     for &policy in &policies {
         let colour = colour(policy);
         for polite in [true, false] {
@@ -102,10 +164,35 @@ pub fn write_sweep_svg(path: &Path, points: &[SweepPoint], importance_total: f64
                 .filter_map(|p| harmonic(p).map(|y| (p.bandwidth_fraction, y)))
                 .filter(|&(_, y)| y > 0.0)
                 .collect();
+            if line.is_empty() {
+                if polite {
+                    not_drawn.push(policy.name());
+                }
+                continue;
+            }
             draw_line(&mut chart, line, colour, polite, policy).map_err(|e| fail(&e))?;
         }
     }
     legend(&mut chart, SeriesLabelPosition::UpperRight).map_err(|e| fail(&e))?;
+    if !not_drawn.is_empty() && !ys.is_empty() {
+        // in the lower left, where costs are high and no curve goes
+        let font = ("sans-serif", 14).into_font().color(&BLACK);
+        let (_, height) = left.dim_in_pixel();
+        for (k, line) in [
+            format!("not drawn: {}", not_drawn.join(", ")),
+            "(infinite harmonic cost: changing URLs never crawled)".to_owned(),
+        ]
+        .iter()
+        .enumerate()
+        {
+            left.draw(&Text::new(
+                line.clone(),
+                (90, height as i32 - 110 + 18 * k as i32),
+                font.clone(),
+            ))
+            .map_err(|e| fail(&e))?;
+        }
+    }
 
     // Right: fresh share of time (higher is better).
     let mut chart = ChartBuilder::on(&right)
@@ -116,12 +203,14 @@ pub fn write_sweep_svg(path: &Path, points: &[SweepPoint], importance_total: f64
         .margin(12)
         .x_label_area_size(44)
         .y_label_area_size(64)
-        .build_cartesian_2d((x_lo..x_hi).log_scale(), 0.0..1.0)
+        .build_cartesian_2d(log_axis(x_lo, x_hi), 0.0..1.0)
         .map_err(|e| fail(&e))?;
     chart
         .configure_mesh()
         .x_desc("bandwidth / URLs (fetches per URL per day)")
-        .y_desc("1 - J_b / sum of importance")
+        .y_desc("1 - binary cost / total importance")
+        .x_label_formatter(&tick_label)
+        .y_label_formatter(&|y| format!("{:.0}%", 100.0 * y))
         .draw()
         .map_err(|e| fail(&e))?;
     for &policy in &policies {
@@ -148,14 +237,15 @@ fn colour(policy: Objective) -> RGBColor {
     COLOURS[k % COLOURS.len()]
 }
 
-fn draw_line<'a, 'b: 'a, Y>(
-    chart: &mut ChartContext<'a, SVGBackend<'b>, Cartesian2d<LogCoord<f64>, Y>>,
+fn draw_line<'a, 'b: 'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>,
     line: Vec<(f64, f64)>,
     colour: RGBColor,
     polite: bool,
     policy: Objective,
 ) -> Result<(), DrawingAreaErrorKind<<SVGBackend<'b> as DrawingBackend>::ErrorType>>
 where
+    X: Ranged<ValueType = f64>,
     Y: Ranged<ValueType = f64>,
 {
     if polite {
@@ -176,11 +266,12 @@ where
     Ok(())
 }
 
-fn legend<'a, 'b: 'a, Y>(
-    chart: &mut ChartContext<'a, SVGBackend<'b>, Cartesian2d<LogCoord<f64>, Y>>,
+fn legend<'a, 'b: 'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>,
     position: SeriesLabelPosition,
 ) -> Result<(), DrawingAreaErrorKind<<SVGBackend<'b> as DrawingBackend>::ErrorType>>
 where
+    X: Ranged<ValueType = f64>,
     Y: Ranged<ValueType = f64>,
 {
     chart
@@ -224,5 +315,38 @@ mod tests {
         let svg = std::fs::read_to_string(&path).unwrap();
         assert!(svg.len() < 1 << 20, "{} bytes", svg.len());
         assert!(svg.contains("infinite at every point"));
+    }
+
+    #[test]
+    fn every_decade_is_labelled() {
+        let (bold, light) = log_ticks(0.01, 1.0);
+        assert_eq!(bold, [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0]);
+        assert_eq!(light.len(), 12);
+        let labels: Vec<String> = bold.iter().map(tick_label).collect();
+        assert_eq!(labels, ["0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "1"]);
+        // a range inside one decade still gets two labels
+        assert_eq!(log_ticks(1.1, 1.8).0, [1.1, 1.8]);
+        assert_eq!(tick_label(&0.337_912_345), "0.338");
+    }
+
+    #[test]
+    fn policies_that_cannot_be_drawn_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sweep.svg");
+        let mut points: Vec<SweepPoint> =
+            [0.01, 0.1, 1.0].iter().map(|&f| point(f, None)).collect();
+        for &f in &[0.01, 0.1, 1.0] {
+            points.push(SweepPoint {
+                policy: Objective::Harmonic,
+                ..point(f, Some(50.0 / f))
+            });
+        }
+        write_sweep_svg(&path, &points, 100.0).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.contains("not drawn: binary-fixed"), "no note");
+        // (plotters writes each text on its own line)
+        for label in ["0.01", "0.1", "1", "0.5", "5", "50"] {
+            assert!(svg.lines().any(|l| l.trim() == label), "no tick {label}");
+        }
     }
 }

@@ -15,7 +15,7 @@ pub fn pages() -> SchemaRef {
     ]))
 }
 
-/// `rates/crawler=NNN/part-*.parquet`: one row per scheduled URL.
+/// `rates/crawler=N/part-*.parquet`: one row per scheduled URL.
 pub fn rates() -> SchemaRef {
     Arc::new(Schema::new(vec![
         Field::new("url", DataType::Utf8, false),
@@ -40,25 +40,21 @@ fn utc() -> DataType {
 /// Units of the rates table's numeric columns (written into the Parquet metadata).
 pub const RATES_UNITS: &str = r#"{"importance":"relative weight","change_rate":"changes per day","crawl_rate":"fetches per day","crawl_probability":"probability of a fetch on each change notice","fetch_interval_s":"seconds between fetches (86400 / crawl_rate)","last_fetch_at":"UTC, microseconds; null: never fetched","next_fetch_at":"UTC, microseconds"}"#;
 
-/// `visits/crawler=NNN/part-*.parquet`: one row per fetch of the crawler's timetable, by time;
-/// `at` (UTC timestamp) only when the run was given `--start`.
-pub fn visits(with_timestamp: bool) -> SchemaRef {
-    let mut fields = vec![
+/// `visits/crawler=N/part-*.parquet`: one row per fetch of the crawler's night, by time.
+pub fn visits() -> SchemaRef {
+    Arc::new(Schema::new(vec![
         Field::new("at_s", DataType::Float64, false),
         Field::new("url", DataType::Utf8, false),
         Field::new("host", DataType::Utf8, false),
-    ];
-    if with_timestamp {
-        fields.push(Field::new(VISITS_TIME, utc(), false));
-    }
-    Arc::new(Schema::new(fields))
+        Field::new(VISITS_TIME, utc(), false),
+    ]))
 }
 
 /// The visits table's fetch time column (UTC timestamp).
-pub const VISITS_TIME: &str = "at";
+pub const VISITS_TIME: &str = "fetch_at";
 
 /// Units of the visits table's columns.
-pub const VISITS_UNITS: &str = r#"{"at_s":"seconds from the horizon start; the timetable repeats every horizon; gaps hold to 1e-6 s","at":"UTC, microseconds (horizon start + at_s)"}"#;
+pub const VISITS_UNITS: &str = r#"{"at_s":"seconds from the night's start (with --cyclic the timetable repeats every horizon); gaps hold to 1e-6 s","fetch_at":"UTC, microseconds (start + at_s)"}"#;
 
 /// `hosts/part-*.parquet`: one row per host.
 pub fn hosts() -> SchemaRef {

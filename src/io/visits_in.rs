@@ -15,6 +15,8 @@ use super::rates_in::InvalidRate;
 const BATCH_ROWS: usize = 8192;
 /// The key-value metadata key under which `run --timetable` records its horizon (seconds).
 pub const HORIZON_KEY: &str = "revisit.horizon_s";
+/// The key-value metadata key under which `run --timetable` records its kind: cyclic or rolling.
+pub const TIMETABLE_KEY: &str = "revisit.timetable";
 
 /// One visits file, checked: its row groups (each one a unit of work) and the horizon it declares.
 #[derive(Clone, Debug)]
@@ -23,6 +25,20 @@ pub struct VisitsFile {
     pub row_groups: Vec<u64>,
     /// `revisit.horizon_s` from the file's key-value metadata, if it has one.
     pub horizon_s: Option<f64>,
+    /// One night of revisit's rolling schedule (`revisit.timetable = rolling`), not a cycle.
+    pub rolling: bool,
+}
+
+/// Refuses files that hold a rolling night: they do not repeat every horizon, so valuing them
+/// as a cycle would report a staleness no crawler sees.
+pub fn require_cycles(files: &[VisitsFile]) -> Result<()> {
+    match files.iter().find(|f| f.rolling) {
+        Some(f) => bail!(
+            "{}: a rolling night (metadata {TIMETABLE_KEY} = rolling) does not repeat every horizon; make a cyclic timetable with `run --timetable --cyclic`, or value the nightly loop with `simulate --nights`",
+            f.path.display()
+        ),
+        None => Ok(()),
+    }
 }
 
 /// A row group of a visits file.
@@ -61,11 +77,13 @@ fn open(path: &Path) -> Result<VisitsFile> {
     }
     check_column(path, schema, "host", Kind::Text, false)?;
     let meta = builder.metadata().file_metadata();
-    let horizon_s = match meta
-        .key_value_metadata()
-        .and_then(|kv| kv.iter().find(|k| k.key == HORIZON_KEY))
-        .and_then(|k| k.value.as_deref())
-    {
+    let value_of = |key: &str| {
+        meta.key_value_metadata()
+            .and_then(|kv| kv.iter().find(|k| k.key == key))
+            .and_then(|k| k.value.as_deref())
+    };
+    let rolling = value_of(TIMETABLE_KEY) == Some("rolling");
+    let horizon_s = match value_of(HORIZON_KEY) {
         Some(v) => match v.trim().parse::<f64>() {
             Ok(h) if h.is_finite() && h > 0.0 => Some(h),
             _ => bail!(
@@ -85,6 +103,7 @@ fn open(path: &Path) -> Result<VisitsFile> {
         path: path.to_path_buf(),
         row_groups,
         horizon_s,
+        rolling,
     })
 }
 
@@ -252,6 +271,7 @@ mod tests {
             path: PathBuf::from(name),
             row_groups: vec![],
             horizon_s,
+            rolling: false,
         }
     }
 

@@ -20,15 +20,15 @@ pub struct VisitRow<'a> {
     pub host: &'a [u8],
 }
 
-/// Writes `rows` (in time order) as a visits table, with the `at` timestamp column when the
-/// horizon start is known (microseconds since the epoch); returns (rows, bytes written).
+/// Writes `rows` (in time order) as a visits table, `fetch_at` counted from the night's start
+/// (microseconds since the epoch); returns (rows, bytes written).
 pub fn write_visits<'a>(
     path: &Path,
     rows: impl IntoIterator<Item = VisitRow<'a>>,
-    start_us: Option<i64>,
+    start_us: i64,
     metadata: &[(String, String)],
 ) -> Result<(u64, u64)> {
-    let schema = schema::visits(start_us.is_some());
+    let schema = schema::visits();
     let mut writer = parquet_out::Writer::create(path, schema.clone(), metadata, ROW_GROUP_ROWS)?;
     let mut rows = rows.into_iter().peekable();
     while rows.peek().is_some() {
@@ -39,20 +39,14 @@ pub fn write_visits<'a>(
             at_s.append_value(row.at_s);
             url.push(row.url);
             host.push(row.host);
-            if let Some(s) = start_us {
-                at.push(s + (row.at_s * 1e6).round() as i64);
-            }
+            at.push(start_us + (row.at_s * 1e6).round() as i64);
         }
-        let mut columns: Vec<ArrayRef> = vec![
+        let columns: Vec<ArrayRef> = vec![
             Arc::new(at_s.finish()),
             Arc::new(url.finish()?),
             Arc::new(host.finish()?),
+            Arc::new(TimestampMicrosecondArray::from(at).with_timezone("UTC")),
         ];
-        if start_us.is_some() {
-            columns.push(Arc::new(
-                TimestampMicrosecondArray::from(at).with_timezone("UTC"),
-            ));
-        }
         writer.write(&RecordBatch::try_new(schema.clone(), columns)?)?;
     }
     writer.finish()

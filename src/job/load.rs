@@ -21,6 +21,9 @@ use super::wire::{BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
 use crate::io::pages::{self, Origin, Reason, Rejected};
 use crate::io::{hosts, inputs};
 use crate::plan::PagesPlan;
+use crate::report::format::{bytes, count, counted, percent};
+use crate::report::provenance::InputFile;
+use crate::report::rejects;
 use revisit_core::reduce::{AllReduce, Combine};
 
 /// A worker's share of the page set, arranged by host, with the counts every worker agrees on.
@@ -31,6 +34,9 @@ pub struct Loaded {
     pub files: Vec<PathBuf>,
     /// The input specs as given (for messages).
     pub specs: Vec<String>,
+    /// The input files with their formats and sizes, and the hosts table's, for provenance.
+    pub inputs: Vec<InputFile>,
+    pub hosts_table: Option<InputFile>,
     /// This worker's rejected rows, duplicates included.
     pub rejected: Vec<Rejected>,
     /// Rows read by all workers.
@@ -41,6 +47,10 @@ pub struct Loaded {
     pub hosts: u64,
     /// Rejected rows on all workers, by reason (duplicates included).
     pub rejected_by_reason: [u64; Reason::ALL.len()],
+    /// Valid rows on all workers (duplicates included) that took the default importance, and the
+    /// default change rate.
+    pub default_importance: u64,
+    pub default_change_rate: u64,
     /// When reading ended and when arranging ended, on this worker.
     pub read_done: Instant,
     pub arrange_done: Instant,
@@ -89,12 +99,20 @@ pub fn load(
     let index = reducer.worker.index();
     let peers = reducer.worker.peers();
     let specs = plan.inputs.clone();
-    let files = inputs::expand(&specs)?;
+    let files = inputs::expand_pages(&specs)?;
     let page_files = pages::open_all(&files, plan.politeness)?;
     let delays = match &plan.hosts {
         Some(p) => hosts::read(p, plan.politeness)?,
         None => Default::default(),
     };
+    let input_files: Vec<InputFile> = page_files
+        .iter()
+        .map(|f| InputFile::new(&f.path, f.format(), f.bytes))
+        .collect();
+    let hosts_table = plan
+        .hosts
+        .as_ref()
+        .map(|p| InputFile::hosts_table(p, inputs::size(p), delays.len() as u64));
     let units = pages::units(&page_files);
     if files.len() as u64 > claims::MAX_FILES
         || page_files
@@ -109,12 +127,11 @@ pub fn load(
     }
     // per-URL refetch bounds travel only when some input file has them
     let with_intervals = page_files.iter().any(|f| f.has_intervals);
-    let total_rows: u64 = units.iter().map(|u| u.rows).sum();
     progress.say(format!(
-        "{} files, {} row groups, {} rows; {} workers",
-        files.len(),
+        "{} ({}), {} units of work; {} workers",
+        counted(files.len() as u64, "input file"),
+        bytes(page_files.iter().map(|f| f.bytes).sum()),
         units.len(),
-        total_rows,
         peers
     ));
 
@@ -131,12 +148,13 @@ pub fn load(
     let mut rejected: Vec<Rejected> = Vec::new();
     let mut status = ReadStatus::default();
     let mine: Vec<usize> = (index..units.len()).step_by(peers).collect();
-    let bar = progress.bar(mine.len() as u64, "reading row groups");
+    let mut phase = progress.phase(mine.len() as u64, "reading");
     for &u in &mine {
         let unit = units[u];
         let result = pages::read_unit(
             &page_files[unit.file as usize],
             unit,
+            &plan.defaults,
             |row| {
                 let dest = route(row.host.as_bytes(), peers) as usize;
                 let claim = Claim::new(url_id(row.url.as_bytes()), row.origin, dest as u32);
@@ -177,15 +195,21 @@ pub fn load(
             },
             |r| rejected.push(r),
         );
-        status.rows += unit.rows;
-        if let Err(e) = result {
-            status.error = Some((u as u64, format!("{e:#}")));
-            break;
+        match result {
+            Ok(counts) => {
+                status.rows += counts.rows;
+                status.default_importance += counts.default_importance;
+                status.default_change_rate += counts.default_change_rate;
+            }
+            Err(e) => {
+                status.error = Some((u as u64, format!("{e:#}")));
+                break;
+            }
         }
         reducer.worker.step(); // let batches flow while we read
-        bar.inc(1);
+        phase.inc(1);
     }
-    bar.finish_and_clear();
+    phase.finish();
     for batch in outgoing.into_iter().filter(|b| !b.is_empty()) {
         pages_channel.send(batch.sealed());
     }
@@ -222,9 +246,8 @@ pub fn load(
 
     // Arrange: group by host, drop duplicates, join politeness delays.
     progress.say(format!(
-        "received {} batches of rows ({} MiB of URL and host text); arranging by host",
-        received.len(),
-        received.iter().map(|b| b.text.len()).sum::<usize>() >> 20
+        "rows sent to their host's worker ({} of URL and host text on this one); arranging by host",
+        bytes(received.iter().map(|b| b.text.len() as u64).sum())
     ));
     let arranged = arrange(received, &delays, plan, &lost);
     let counts = reducer.all_reduce(match &arranged {
@@ -244,31 +267,54 @@ pub fn load(
     }
     let arranged = arranged?;
     rejected.extend(arranged.duplicates.iter().cloned());
-    if counts.pages == 0 {
-        bail!(
-            "no valid input rows in {} ({} rows read, all rejected: see the reasons with a smaller input, or check the columns)",
-            specs.join(", "),
-            status.rows
-        );
-    }
     let mut rejected_by_reason = status.rejected;
     rejected_by_reason[reason_slot(Reason::DuplicateUrl)] += counts.duplicates;
+    let rows_rejected: u64 = rejected_by_reason.iter().sum();
+    let too_many = rows_rejected as f64 > plan.max_reject_share * status.rows as f64;
+    if too_many || counts.pages == 0 {
+        // every worker knows, from the same counts: the first rejected rows, to show them
+        let first = reducer.all_reduce(rejects::First::of(&rejected));
+        let why = rejects::explain(&rejected_by_reason, &first.0, &files);
+        if counts.pages == 0 {
+            let why = if status.rows > 0 {
+                format!(", all rejected; {why}")
+            } else {
+                String::new()
+            };
+            bail!(
+                "no valid input rows in {} ({} rows read{why})",
+                specs.join(", "),
+                status.rows
+            );
+        }
+        bail!(
+            "{} of {} rows rejected ({}), more than --max-reject-share {}: nothing written, the previous output is untouched; {why}. \
+             Fix the input, or give --max-reject-share 1 to go on with the valid rows",
+            count(rows_rejected),
+            count(status.rows),
+            percent(rows_rejected as f64 / status.rows as f64),
+            plan.max_reject_share
+        );
+    }
     progress.say(format!(
-        "read {} rows: {} pages on {} workers, {} rejected",
-        status.rows,
-        counts.pages,
-        peers,
-        rejected_by_reason.iter().sum::<u64>()
+        "read {} rows: {} pages, {} rejected",
+        count(status.rows),
+        count(counts.pages),
+        count(rows_rejected)
     ));
     Ok(Loaded {
         arranged,
         files,
         specs,
+        inputs: input_files,
+        hosts_table,
         rejected,
         rows_in: status.rows,
         pages: counts.pages,
         hosts: counts.hosts,
         rejected_by_reason,
+        default_importance: status.default_importance,
+        default_change_rate: status.default_change_rate,
         read_done,
         arrange_done: Instant::now(),
     })
@@ -285,6 +331,8 @@ struct ReadStatus {
     error: Option<(u64, String)>,
     rows: u64,
     rejected: [u64; Reason::ALL.len()],
+    default_importance: u64,
+    default_change_rate: u64,
 }
 
 impl Combine for ReadStatus {
@@ -294,6 +342,8 @@ impl Combine for ReadStatus {
             (a, b) => a.or(b),
         };
         self.rows += o.rows;
+        self.default_importance += o.default_importance;
+        self.default_change_rate += o.default_change_rate;
         for (a, b) in self.rejected.iter_mut().zip(o.rejected) {
             *a += b;
         }

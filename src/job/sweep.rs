@@ -12,23 +12,27 @@ use revisit_core::solve::sweep::{sweep, SweepPlan};
 use timely::worker::Worker;
 
 use super::channel::Reducer;
+use super::identity;
 use super::load::{load, LoadChannels};
 use super::progress::Progress;
 use crate::io::manifest::{FileEntry, Manifest};
 use crate::io::{plot, publish, schema, sweep_table};
 use crate::plan::sweep::SweepJob;
-use crate::report::run::VERSION;
-use crate::report::sweep::SweepSummary;
+use crate::report::format::{num, percent};
+use crate::report::provenance::Provenance;
+use crate::report::rows::{by_reason, DefaultsUsed};
+use crate::report::sweep::{SweepSeconds, SweepSummary};
 
 /// Runs worker `worker`'s share of a sweep; worker 0 writes the files and returns the summary.
 pub fn worker(worker: &mut Worker, plan: &SweepJob) -> Result<Option<SweepSummary>> {
     let started = Instant::now();
     let lead = worker.index() == 0;
     let peers = worker.peers();
-    let progress = Progress::new(lead && !plan.quiet, started);
+    let progress = Progress::of_worker(!plan.quiet, worker.index(), peers, started);
     publish::check_replaceable(&plan.out)?;
     let mut pages_channel = LoadChannels::new(worker);
     let mut reducer = Reducer::new(worker);
+    let identity = identity::agree(&mut reducer);
     let loaded = load(&mut reducer, &mut pages_channel, &plan.pages, &progress)?;
     let load_done = Instant::now();
     let pages = &loaded.arranged.pages;
@@ -45,12 +49,13 @@ pub fn worker(worker: &mut Worker, plan: &SweepJob) -> Result<Option<SweepSummar
     let points = sweep(pages, loaded.pages, &sweep_plan, &mut reducer, |p| {
         done += 1;
         progress.say(format!(
-            "point {done}/{total_points}: {} {} at {:.4} x URLs: {} rounds, fresh {:.6}",
+            "point {done} of {total_points} ({}): {} {} at {} fetches per URL per day: {} rounds, fresh {}",
+            percent(done as f64 / total_points as f64),
             p.policy.name(),
             if p.polite { "polite" } else { "no caps" },
-            p.bandwidth_fraction,
+            num(p.bandwidth_fraction),
             p.rounds,
-            p.freshness_poisson
+            percent(p.freshness_poisson)
         ))
     })?;
     let sweep_done = Instant::now();
@@ -58,19 +63,33 @@ pub fn worker(worker: &mut Worker, plan: &SweepJob) -> Result<Option<SweepSummar
         return Ok(None);
     }
     let summary = SweepSummary {
-        version: VERSION.to_owned(),
+        provenance: Provenance::new(
+            "sweep",
+            identity,
+            loaded.inputs.clone(),
+            loaded.hosts_table.clone(),
+            &plan.options,
+        ),
         urls: loaded.pages,
         rows_in: loaded.rows_in,
         rows_rejected: loaded.rows_rejected(),
+        rejected_by_reason: by_reason(&loaded.rejected_by_reason),
+        defaults: DefaultsUsed::new(
+            &plan.pages.defaults,
+            loaded.default_importance,
+            loaded.default_change_rate,
+        ),
         policies: plan.policies.iter().map(|p| p.name().to_owned()).collect(),
         bandwidth_fractions: plan.fractions.clone(),
         rounds: points.iter().map(|p| p.rounds as u64).sum(),
         points,
         workers: peers / plan.cluster.processes(),
         processes: plan.cluster.processes(),
-        seconds_load: (load_done - started).as_secs_f64(),
-        seconds_sweep: (sweep_done - load_done).as_secs_f64(),
-        seconds_total: 0.0,
+        seconds: SweepSeconds {
+            load: (load_done - started).as_secs_f64(),
+            sweep: (sweep_done - load_done).as_secs_f64(),
+            ..SweepSeconds::default()
+        },
         importance_total,
     };
     write(plan, summary, started).map(Some)
@@ -78,11 +97,11 @@ pub fn worker(worker: &mut Worker, plan: &SweepJob) -> Result<Option<SweepSummar
 
 /// Writes the lead's files into a staging folder and publishes it.
 fn write(plan: &SweepJob, mut summary: SweepSummary, started: Instant) -> Result<SweepSummary> {
-    let run_id = crate::io::out_lock::new_run_id();
+    let run_id = summary.provenance.run_id.clone();
     let staging = publish::staging_dir(&plan.out, &run_id);
     std::fs::create_dir_all(&staging).with_context(|| format!("creating {}", staging.display()))?;
-    let metadata = vec![
-        ("revisit.version".to_owned(), VERSION.to_owned()),
+    let mut metadata = summary.provenance.metadata();
+    metadata.extend([
         (
             "revisit.horizon_s".to_owned(),
             format!("{}", plan.pages.horizon.0),
@@ -95,7 +114,7 @@ fn write(plan: &SweepJob, mut summary: SweepSummary, started: Instant) -> Result
             "revisit.units.sweep".to_owned(),
             schema::SWEEP_UNITS.to_owned(),
         ),
-    ];
+    ]);
     let files = match write_files(&staging, &mut summary, &metadata, started) {
         Ok(f) => f,
         Err(e) => {
@@ -107,7 +126,7 @@ fn write(plan: &SweepJob, mut summary: SweepSummary, started: Instant) -> Result
         &staging,
         &plan.out,
         &Manifest {
-            version: VERSION.to_owned(),
+            version: summary.provenance.version.clone(),
             run_id,
             files,
         },
@@ -146,7 +165,8 @@ fn write_files(
             bytes,
         });
     }
-    summary.seconds_total = started.elapsed().as_secs_f64();
+    summary.seconds.total = started.elapsed().as_secs_f64();
+    summary.seconds.write = summary.seconds.total - summary.seconds.load - summary.seconds.sweep;
     std::fs::write(
         staging.join("summary.json"),
         serde_json::to_string_pretty(&summary)?,

@@ -3,7 +3,7 @@
 use revisit_core::fetch_time::FetchTime;
 use revisit_core::objective::Objective;
 
-use super::{Cluster, PagesPlan};
+use super::{Cluster, Options, PagesPlan};
 use crate::io::visits_in::{HorizonSource, VisitsFile};
 
 /// The objectives whose optimum `evaluate` compares with (their cost is a freshness measure).
@@ -39,6 +39,8 @@ pub struct EvaluatePlan {
     /// A Monte Carlo check of a timetable's exact value (`--simulate`).
     pub monte_carlo: Option<MonteCarloPlan>,
     pub quiet: bool,
+    /// Every option as resolved, for provenance.
+    pub options: Options,
 }
 
 /// Poisson changes drawn against a cyclic timetable for some horizons, seeded.

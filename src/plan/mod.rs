@@ -6,9 +6,11 @@
 pub mod cluster;
 pub mod evaluate;
 pub mod fingerprint;
+pub mod options;
 pub mod pages;
 pub mod run;
 pub mod sweep;
 
 pub use cluster::Cluster;
+pub use options::Options;
 pub use pages::PagesPlan;

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use revisit_core::units::Seconds;
 
+use crate::io::pages::Defaults;
 pub use crate::io::politeness_key::PolitenessKey;
 
 /// Folder of the sample page set shipped in the repository (read when no input is given).
@@ -14,6 +15,14 @@ pub const SAMPLE_HOSTS: &str = "data/hosts.parquet";
 pub const DEFAULT_HORIZON: Seconds = Seconds(86_400.0);
 /// Seconds between two requests to a host the hosts table does not list.
 pub const DEFAULT_MIN_DELAY_S: f64 = 15.0;
+/// Importance of the rows of a file without an importance column: every page alike.
+pub const DEFAULT_IMPORTANCE: f64 = 1.0;
+/// Days between changes of the rows of a file without a change_rate column: Nutch's
+/// `db.fetch.interval.default`, the interval crawl teams start every new page at.
+pub const DEFAULT_CHANGE_DAYS: f64 = 30.0;
+/// The largest share of rejected rows a job accepts unless told otherwise: beyond it the input is
+/// more likely broken than dirty.
+pub const DEFAULT_MAX_REJECT_SHARE: f64 = 0.5;
 
 /// Which pages, which politeness, over which horizon.
 #[derive(Clone, Debug, PartialEq)]
@@ -31,6 +40,36 @@ pub struct PagesPlan {
     pub value_per_change: bool,
     /// Which rows share a politeness cap.
     pub politeness: PolitenessKey,
+    /// What rows without an importance or a change rate take.
+    pub defaults: Defaults,
+    /// The largest share of rejected rows the job goes on with.
+    pub max_reject_share: f64,
+}
+
+/// What rows without an importance or a change rate take, from `--default-importance` and
+/// `--default-change-days` as given (None: not given; the defaults then apply only to files without
+/// the column); fails, naming the option, on a value no page can take.
+pub fn resolve_defaults(
+    importance: Option<f64>,
+    change_days: Option<f64>,
+) -> anyhow::Result<Defaults> {
+    let value = importance.unwrap_or(DEFAULT_IMPORTANCE);
+    if !(value.is_finite() && value > 0.0) {
+        anyhow::bail!("--default-importance must be a positive weight, got {value}");
+    }
+    let days = change_days.unwrap_or(DEFAULT_CHANGE_DAYS);
+    if days.is_nan() || days <= 0.0 {
+        anyhow::bail!(
+            "--default-change-days must be positive days (inf: never changes), got {days}"
+        );
+    }
+    Ok(Defaults {
+        importance: value,
+        importance_fills_nulls: importance.is_some(),
+        // 1/inf = 0: a page that never changes
+        change_rate: 1.0 / days,
+        change_rate_fills_nulls: change_days.is_some(),
+    })
 }
 
 impl PagesPlan {

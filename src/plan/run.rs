@@ -9,7 +9,7 @@ use revisit_core::schedule::timetable::Sequencing;
 use revisit_core::schedule::visits::VisitObjective;
 use revisit_core::units::Seconds;
 
-use super::{Cluster, PagesPlan};
+use super::{Cluster, Options, PagesPlan};
 
 /// The bandwidth when none is given: one fetch per URL every five days, on average.
 pub const DEFAULT_BANDWIDTH_PER_URL: f64 = 0.2;
@@ -54,6 +54,8 @@ pub struct RunPlan {
     pub timetable: Option<TimetablePlan>,
     /// No progress lines.
     pub quiet: bool,
+    /// Every option as resolved, for provenance.
+    pub options: Options,
 }
 
 impl RunPlan {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use revisit_core::objective::Objective;
 
-use super::{Cluster, PagesPlan};
+use super::{Cluster, Options, PagesPlan};
 
 /// The policies a sweep compares unless told otherwise (all but binary-discrete, whose slot
 /// changes with the bandwidth, and binary-blind, a baseline for NeurIPS'19's experiment).
@@ -18,6 +18,10 @@ pub const DEFAULT_POLICIES: [Objective; 7] = [
     Objective::Importance,
 ];
 
+/// [`DEFAULT_POLICIES`] as `--policies` takes them.
+pub const DEFAULT_POLICIES_TEXT: &str =
+    "harmonic,binary,binary-fixed,harmonic-approx,uniform,change-rate,importance";
+
 /// What `sweep` does.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SweepJob {
@@ -30,6 +34,8 @@ pub struct SweepJob {
     pub floor_eps: f64,
     pub out: PathBuf,
     pub quiet: bool,
+    /// Every option as resolved, for provenance.
+    pub options: Options,
 }
 
 /// `points` bandwidths from `from` to `to` (multiples of the URL count), evenly spaced in log scale,
@@ -51,6 +57,12 @@ pub fn fractions(from: f64, to: f64, points: usize) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_policies_are_written_as_the_option_takes_them() {
+        let names: Vec<&str> = DEFAULT_POLICIES.iter().map(|o| o.name()).collect();
+        assert_eq!(DEFAULT_POLICIES_TEXT, names.join(","));
+    }
 
     #[test]
     fn fractions_are_log_spaced_with_exact_ends() {

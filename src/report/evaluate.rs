@@ -1,8 +1,14 @@
 //! What `evaluate` reports: a rates table's value and its gap to each objective's optimum, or a
 //! timetable's exact value, politeness and bounds; for machines (`--json`) and people.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
+use super::format::{cost, count, num, percent};
+use super::provenance::Provenance;
+use super::rows::DefaultsUsed;
+use super::TotalSeconds;
 use crate::io::rates_in::InvalidRate;
 use revisit_core::fetch_time::{set_figures, FetchTime, PageTerms, SetFigures};
 use revisit_core::objective::value::Figures;
@@ -79,10 +85,15 @@ impl OptimumGap {
 /// What `evaluate` reports.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Evaluation {
-    pub version: String,
+    /// Version, run id, start time, inputs (the page set's and the table's), hosts table, options.
+    #[serde(flatten)]
+    pub provenance: Provenance,
     pub urls: u64,
     pub rows_in: u64,
     pub rows_rejected: u64,
+    pub rejected_by_reason: BTreeMap<String, u64>,
+    /// The defaults page rows without an importance or a change rate took.
+    pub defaults: DefaultsUsed,
     /// Rows of the rates table(s), valid or not.
     pub rates_rows: u64,
     /// Rates rows joined to a page.
@@ -109,7 +120,7 @@ pub struct Evaluation {
     pub fetch_time: Option<FetchTimeReport>,
     pub workers: usize,
     pub processes: usize,
-    pub seconds: f64,
+    pub seconds: TotalSeconds,
 }
 
 /// The rates valued under random fetch times (Liu & Nain §1.3; `--fetch-time`).
@@ -174,21 +185,21 @@ impl FetchTimeReport {
     }
 
     pub fn human(&self) -> String {
-        let show = |x: Option<f64>| x.map_or("-".to_owned(), |x| format!("{x:.6}"));
+        let show = |x: Option<f64>| x.map_or("-".to_owned(), num);
         let law = match self.samples {
-            Some(n) => format!("{} ({n} measured durations)", self.law),
+            Some(n) => format!("{} ({} measured durations)", self.law, count(n)),
             None => self.law.clone(),
         };
         let f = &self.figures;
         let mut s = format!(
             "random fetch times (Liu & Nain §1.3; one crawler fetching back to back, page shares from the table):\n\
-             \x20 --fetch-time {}: {law}, mean {:.6} s -> {:.6e} fetches/day; the table plans {:.6e} fetches/day ({:.4}x)\n\
+             \x20 --fetch-time {}: {law}, mean {} s -> {} fetches/day; the table plans {} fetches/day ({}x)\n\
              \x20 obsolescence (share of time out of date)       per URL   by change rate\n",
             self.spec,
-            self.mean_fetch_s,
-            self.throughput_per_day,
-            self.table_rate_per_day,
-            self.table_rate_per_day / self.throughput_per_day,
+            num(self.mean_fetch_s),
+            num(self.throughput_per_day),
+            num(self.table_rate_per_day),
+            num(self.table_rate_per_day / self.throughput_per_day),
         );
         for (name, o) in [
             ("randomized, table's shares (Lemma 4)", f.randomized),
@@ -211,67 +222,82 @@ impl FetchTimeReport {
             "floor for any policy and shares (eq. 1.26)",
             "-",
             show(f.optimal_bound_eq126),
-            self.pages_without_rate,
-            self.pages_changing,
+            count(self.pages_without_rate),
+            count(self.pages_changing),
         );
         s
+    }
+}
+
+/// The optima table of a report: each objective's cost for the evaluated table (`what`) beside
+/// its optima, polite and without caps, and the gaps.
+fn optima_table(optima: &[OptimumGap], what: &str) -> String {
+    let gap = |g: Option<f64>| g.map_or_else(|| "-".to_owned(), |g| format!("{:+.2}%", 100.0 * g));
+    let mut s = format!(
+        "  {:<16} {:>12} {:>12} {:>12} {:>11} {:>11} {:>11}\n",
+        "cost", what, "polite opt.", "free opt.", "gap polite", "gap free", "politeness"
+    );
+    for o in optima {
+        s += &format!(
+            "  {:<16} {:>12} {:>12} {:>12} {:>11} {:>11} {:>11}\n",
+            cost_name(&o.objective),
+            cost(o.cost),
+            cost(o.polite_cost),
+            cost(o.non_polite_cost),
+            gap(o.gap_to_polite),
+            gap(o.gap_to_non_polite),
+            gap(o.price_of_politeness),
+        );
+    }
+    s
+}
+
+/// The name of the cost an objective minimises, as every command prints it.
+pub fn cost_name(objective: &str) -> &str {
+    match objective {
+        "harmonic" => "harmonic",
+        "binary" => "binary",
+        "binary-fixed" => "fixed-interval",
+        "binary-discrete" => "discrete-slot",
+        other => other,
     }
 }
 
 impl Evaluation {
     /// A report a person reads.
     pub fn human(&self) -> String {
-        let show = |c: Option<f64>| c.map(|c| format!("{c:.6e}")).unwrap_or("inf".into());
-        let pct = |g: Option<f64>| {
-            g.map(|g| format!("{:+.4}%", 100.0 * g))
-                .unwrap_or("-".into())
-        };
         let v = &self.value;
         let mut s = format!(
-            "revisit evaluate: {} pages, {} rates rows ({} matched, {} unmatched, {} duplicate, {} invalid); {} pages without a rate\n\
-             evaluated rates: {:.6e} fetches/day; {} hosts over their cap (max rates/cap {:.4})\n\
-             \x20 harmonic staleness J_h        {}\n\
-             \x20 binary staleness J_b (Poisson) {:.6e}   fresh share {:.6}\n\
-             \x20 binary staleness, even spacing {:.6e}   fresh share {:.6}\n\
-             \x20 starved URLs (change, never crawled) {}\n\
-             optima at {:.6e} fetches/day:\n  {:<14} {:>14} {:>14} {:>14} {:>12} {:>12} {:>11}\n",
-            self.urls,
-            self.rates_rows,
-            self.rates_matched,
-            self.rates_unmatched,
-            self.rates_duplicate,
-            self.rates_invalid,
-            self.pages_without_rate,
-            v.bandwidth,
-            self.hosts_over_cap,
-            self.max_cap_ratio,
-            show(v.cost_harmonic),
-            v.cost_binary,
-            v.freshness_poisson,
-            v.cost_fixed_interval,
-            v.freshness_fixed_interval,
-            v.urls_starved,
-            self.bandwidth,
-            "objective",
-            "these rates",
-            "polite opt.",
-            "no-caps opt.",
-            "gap polite",
-            "gap no caps",
-            "politeness",
+            "revisit {} evaluate: {} pages, {} rates rows ({} matched, {} unmatched, {} duplicate, {} invalid); {} pages without a rate\n",
+            self.provenance.version,
+            count(self.urls),
+            count(self.rates_rows),
+            count(self.rates_matched),
+            count(self.rates_unmatched),
+            count(self.rates_duplicate),
+            count(self.rates_invalid),
+            count(self.pages_without_rate),
         );
-        for o in &self.optima {
-            s += &format!(
-                "  {:<14} {:>14} {:>14} {:>14} {:>12} {:>12} {:>11}\n",
-                o.objective,
-                show(o.cost),
-                show(o.polite_cost),
-                show(o.non_polite_cost),
-                pct(o.gap_to_polite),
-                pct(o.gap_to_non_polite),
-                pct(o.price_of_politeness),
-            );
-        }
+        s += &self.defaults.human();
+        s += &format!(
+            "evaluated rates: {} fetches/day; {} hosts over their cap (max rates/cap {})\n\
+             \x20 harmonic cost        {}\n\
+             \x20 binary cost          {}   fresh {} of the time (Poisson crawls)\n\
+             \x20 fixed-interval cost  {}   fresh {} of the time (evenly spaced crawls)\n\
+             \x20 changing URLs never crawled: {}\n\
+             optima at {} fetches/day:\n",
+            num(v.bandwidth),
+            count(self.hosts_over_cap),
+            num(self.max_cap_ratio),
+            cost(v.cost_harmonic),
+            num(v.cost_binary),
+            percent(v.freshness_poisson),
+            num(v.cost_fixed_interval),
+            percent(v.freshness_fixed_interval),
+            count(v.urls_starved),
+            num(self.bandwidth),
+        );
+        s += &optima_table(&self.optima, "these rates");
         if let Some(f) = &self.fetch_time {
             s += &f.human();
         }
@@ -289,10 +315,16 @@ impl Evaluation {
 /// the timetable's figures under `visits`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct VisitsEvaluation {
-    pub version: String,
+    /// Version, run id, start time, inputs (the page set's and the timetable's), hosts table,
+    /// options.
+    #[serde(flatten)]
+    pub provenance: Provenance,
     pub urls: u64,
     pub rows_in: u64,
     pub rows_rejected: u64,
+    pub rejected_by_reason: BTreeMap<String, u64>,
+    /// The defaults page rows without an importance or a change rate took.
+    pub defaults: DefaultsUsed,
     /// Bandwidth of the optima, fetches per day (default: the timetable's `visits.visits_per_day`).
     pub bandwidth: f64,
     pub visits: VisitsReport,
@@ -304,7 +336,7 @@ pub struct VisitsEvaluation {
     pub fetch_time: Option<FetchTimeReport>,
     pub workers: usize,
     pub processes: usize,
-    pub seconds: f64,
+    pub seconds: TotalSeconds,
 }
 
 /// The timetable's figures.
@@ -393,94 +425,77 @@ impl VisitsEvaluation {
     /// A report a person reads.
     pub fn human(&self) -> String {
         let v = &self.visits;
-        let show = |c: Option<f64>| c.map(|c| format!("{c:.6e}")).unwrap_or("inf".into());
-        let pct = |g: Option<f64>| {
-            g.map(|g| format!("{:+.4}%", 100.0 * g))
-                .unwrap_or("-".into())
-        };
         let mut s = format!(
-            "revisit evaluate: {} pages, {} visits rows in {} files ({} matched, {} unmatched, {} duplicate, {} invalid)\n\
-             timetable: horizon {} s (from {}), {:.6e} fetches/day; {} pages visited, {} not ({} of them change)\n\
-             \x20 staleness (importance-weighted, exact) {:.9}   fresh share {:.6}\n\
-             \x20 binary cost J_b   {:.6e}\n\
-             \x20 harmonic cost J_h {}\n",
-            self.urls,
-            v.rows,
-            v.files,
-            v.matched,
-            v.unmatched,
-            v.duplicate,
-            v.invalid,
-            v.horizon_s,
+            "revisit {} evaluate: {} pages, {} visits rows in {} files ({} matched, {} unmatched, {} duplicate, {} invalid)\n",
+            self.provenance.version,
+            count(self.urls),
+            count(v.rows),
+            count(v.files),
+            count(v.matched),
+            count(v.unmatched),
+            count(v.duplicate),
+            count(v.invalid),
+        );
+        s += &self.defaults.human();
+        s += &format!(
+            "timetable: horizon {} s (from {}), {} fetches/day; {} pages visited, {} not ({} of them change)\n\
+             \x20 staleness (importance-weighted, exact) {:.9}   fresh {} of the time\n\
+             \x20 binary cost   {}\n\
+             \x20 harmonic cost {}\n",
+            num(v.horizon_s),
             v.horizon_source,
-            v.visits_per_day,
-            v.pages_visited,
-            v.pages_unvisited,
-            v.pages_starved,
+            num(v.visits_per_day),
+            count(v.pages_visited),
+            count(v.pages_unvisited),
+            count(v.pages_starved),
             v.staleness,
-            v.freshness,
-            v.cost_binary,
-            show(v.cost_harmonic),
+            percent(v.freshness),
+            num(v.cost_binary),
+            cost(v.cost_harmonic),
         );
         s += &format!(
             "  bounds for {} integer visits (PUC-Rio Thm 1): Weak-Politeness {:.9} ({:+.4}% to it), non-polite {:.9}\n",
-            v.matched,
+            count(v.matched),
             v.staleness_weak_politeness,
             100.0 * v.gap_to_weak_politeness,
             v.staleness_non_polite,
         );
         if let Some(r) = v.freshness_of_fixed_interval_optimum {
             s += &format!(
-                "  freshness {:.4}% of the polite fixed-interval optimum's at {:.6e} fetches/day (which may visit a page less than once a horizon)\n",
-                100.0 * r,
-                self.bandwidth
+                "  freshness {} of the polite fixed-interval optimum's at {} fetches/day (which may visit a page less than once a horizon)\n",
+                percent(r),
+                num(self.bandwidth)
             );
         }
         s += &format!(
             "politeness: {} hosts visited, shortest gap {} s; {} hosts ({} gaps) below their min_delay_s\n",
-            v.hosts_visited,
-            v.host_gap_min_s
-                .map_or("-".to_owned(), |g| format!("{g:.6}")),
-            v.hosts_impolite,
-            v.gaps_impolite,
+            count(v.hosts_visited),
+            v.host_gap_min_s.map_or("-".to_owned(), num),
+            count(v.hosts_impolite),
+            count(v.gaps_impolite),
         );
         if let Some(w) = &v.worst_host {
             s += &format!(
-                "  worst: {} visited {:.6} s apart, min_delay_s {}\n",
-                w.host, w.gap_s, w.min_delay_s
+                "  worst: {} visited {} s apart, min_delay_s {}\n",
+                w.host,
+                num(w.gap_s),
+                num(w.min_delay_s)
             );
         }
         s += &format!(
-            "optima at {:.6e} fetches/day (binary rows: the timetable's exact cost against Poisson and fixed-interval optima):\n  {:<14} {:>14} {:>14} {:>14} {:>12} {:>12} {:>11}\n",
-            self.bandwidth,
-            "objective",
-            "timetable",
-            "polite opt.",
-            "no-caps opt.",
-            "gap polite",
-            "gap no caps",
-            "politeness",
+            "optima at {} fetches/day (binary and fixed-interval rows: the timetable's exact binary cost against Poisson and fixed-interval optima):\n",
+            num(self.bandwidth),
         );
-        for o in &self.optima {
-            s += &format!(
-                "  {:<14} {:>14} {:>14} {:>14} {:>12} {:>12} {:>11}\n",
-                o.objective,
-                show(o.cost),
-                show(o.polite_cost),
-                show(o.non_polite_cost),
-                pct(o.gap_to_polite),
-                pct(o.gap_to_non_polite),
-                pct(o.price_of_politeness),
-            );
-        }
+        s += &optima_table(&self.optima, "timetable");
         if let Some(m) = &v.monte_carlo {
-            s += &format!(
-                "  Monte Carlo, {} horizons (seed {}): staleness {:.6} +- {:.6} (95%), exact {:.6}: {}\n",
-                m.horizons,
+            s +=
+                &format!(
+                "  Monte Carlo, {} horizons (seed {}): staleness {} +- {} (95%), exact {}: {}\n",
+                count(m.horizons),
                 m.seed,
-                m.simulated,
-                1.96 * m.std_err,
-                v.staleness,
+                num(m.simulated),
+                num(1.96 * m.std_err),
+                num(v.staleness),
                 if m.exact_in_95_ci { "inside" } else { "OUTSIDE" }
             );
         }

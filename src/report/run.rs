@@ -6,17 +6,19 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::io::pages::Reason;
+use super::format::{cost, count, num, percent};
+use super::provenance::Provenance;
+use super::rows::{by_reason, DefaultsUsed};
 use crate::io::rates_in::InvalidRate;
 use crate::plan::run::{RunPlan, StartSource, TimetableMode};
 use revisit_core::exact_sum::ExactSum;
 use revisit_core::objective::value::PolicyValue;
+use revisit_core::objective::Objective;
 use revisit_core::reduce::Combine;
 use revisit_core::schedule::night::NightTotals;
 use revisit_core::schedule::visits::{EvenlySpaced, VisitObjective, Visits};
 
-/// The version written into summaries and file metadata.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub use super::provenance::VERSION;
 
 /// Wall-clock seconds per phase, as seen by worker 0.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -150,13 +152,22 @@ pub struct TimetableSummary {
     pub cost_harmonic_non_polite: Option<f64>,
 }
 
-/// Relative bandwidth error above which the terminal summary warns (the search aims at 1e-13).
+/// Relative bandwidth error above which the summary warns (the search aims at 1e-13).
 pub const BANDWIDTH_ERROR_WARNING: f64 = 1e-9;
+/// Share of the bandwidth unusable above which the summary warns: most of what was paid for
+/// cannot be spent politely.
+pub const UNUSABLE_WARNING_SHARE: f64 = 0.5;
+/// Busiest crawler's load over the mean above which the summary warns.
+pub const LOAD_WARNING_RATIO: f64 = 1.5;
+/// Share of rejected rows above which the summary warns (more stops the job: --max-reject-share).
+pub const REJECTED_WARNING_SHARE: f64 = 0.1;
 
 /// What a run did, written to `summary.json` (rates per day, costs as in NeurIPS'19 eqs. 2, 12-13).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Summary {
-    pub version: String,
+    /// Version, run id, start time, inputs, hosts table, options.
+    #[serde(flatten)]
+    pub provenance: Provenance,
     pub objective: String,
     /// The global Lagrange multiplier nu (0 when politeness leaves bandwidth unusable).
     pub multiplier: f64,
@@ -188,11 +199,15 @@ pub struct Summary {
     pub cost_objective: Option<f64>,
     /// URLs with change_rate > 0 that get no crawls (infinite harmonic cost each).
     pub urls_starved: u64,
+    /// Valid URLs: scheduled and zero rate.
+    pub urls: u64,
     pub rows_in: u64,
     pub rows_scheduled: u64,
     pub rows_zero_rate: u64,
     pub rows_rejected: u64,
     pub rejected_by_reason: BTreeMap<String, u64>,
+    /// The defaults rows without an importance or a change rate took, and how many took them.
+    pub defaults: DefaultsUsed,
     pub hosts: u64,
     pub hosts_capped: u64,
     /// Largest crawler load over the mean (1 = perfectly balanced).
@@ -209,6 +224,8 @@ pub struct Summary {
     pub timetable: Option<Timetable>,
     /// Peak resident memory of the largest process, bytes.
     pub peak_rss_bytes: u64,
+    /// What looks wrong with the run, in words (the terminal summary prints them too).
+    pub warnings: Vec<String>,
     pub seconds: PhaseSeconds,
 }
 
@@ -365,6 +382,7 @@ pub enum TimetableFacts<'a> {
 /// Everything a run's summary is made of, as the workers measured it.
 pub struct RunFacts<'a> {
     pub plan: &'a RunPlan,
+    pub provenance: Provenance,
     /// Fetches per day asked for.
     pub bandwidth: f64,
     /// The global multiplier, its rounds, the fetches per day used, and the most the pages and
@@ -374,10 +392,13 @@ pub struct RunFacts<'a> {
     pub bandwidth_used: f64,
     pub max_spend: f64,
     pub rows_in: u64,
-    /// Rejected rows by reason, in [`Reason::ALL`] order.
+    /// Rejected rows by reason, in [`crate::io::pages::Reason::ALL`] order.
     pub rejected_by_reason: &'a [u64],
+    pub defaults: DefaultsUsed,
     pub rates: &'a RatesTotals,
     pub crawler_load_max_over_mean: f64,
+    /// The largest budget of one host, fetches per day.
+    pub largest_host: f64,
     pub schedule: ScheduleFacts<'a>,
     pub timetable: Option<TimetableFacts<'a>>,
     pub workers: usize,
@@ -391,12 +412,7 @@ impl Summary {
     pub fn assemble(f: RunFacts) -> Result<Summary> {
         let plan = f.plan;
         let c = f.rates;
-        let rejected_by_reason: BTreeMap<String, u64> = Reason::ALL
-            .iter()
-            .zip(f.rejected_by_reason)
-            .filter(|(_, &n)| n > 0)
-            .map(|(r, &n)| (r.name().to_owned(), n))
-            .collect();
+        let rejected_by_reason = by_reason(f.rejected_by_reason);
         let rows_rejected = rejected_by_reason.values().sum();
         let recommended_crawlers = match &plan.index {
             Some(index) => {
@@ -436,8 +452,8 @@ impl Summary {
         } else {
             0.0
         };
-        let summary = Summary {
-            version: VERSION.to_owned(),
+        let mut summary = Summary {
+            provenance: f.provenance,
             objective: plan.objective.name().to_owned(),
             multiplier: f.multiplier,
             rounds: f.rounds,
@@ -452,11 +468,13 @@ impl Summary {
             cost_objective: Some(c.objective.value())
                 .filter(|v| v.is_finite() && plan.objective.is_exact()),
             urls_starved: c.value.starved,
+            urls: c.scheduled + c.zero_rate,
             rows_in: f.rows_in,
             rows_scheduled: c.scheduled,
             rows_zero_rate: c.zero_rate,
             rows_rejected,
             rejected_by_reason,
+            defaults: f.defaults,
             hosts: c.hosts,
             hosts_capped: c.hosts_capped,
             crawler_load_max_over_mean: f.crawler_load_max_over_mean,
@@ -466,8 +484,10 @@ impl Summary {
             workers: f.workers,
             processes: f.processes,
             peak_rss_bytes: c.peak_rss,
+            warnings: Vec::new(),
             seconds: f.seconds,
         };
+        summary.warnings = summary.find_warnings(f.max_spend, f.largest_host);
         if summary.rows_in
             != summary.rows_scheduled + summary.rows_zero_rate + summary.rows_rejected
         {
@@ -554,62 +574,179 @@ fn timetable_summary(plan: &RunPlan, t: &VisitsFacts) -> TimetableSummary {
 }
 
 impl Summary {
+    /// What looks wrong with the run: most of the bandwidth unusable, crawler loads far apart, many
+    /// rows rejected, a multiplier search that stopped short. `max_spend` is the most the pages and
+    /// hosts can take (fetches per day), `largest_host` the largest host budget.
+    fn find_warnings(&self, max_spend: f64, largest_host: f64) -> Vec<String> {
+        let mut w = Vec::new();
+        let requested = self.bandwidth_requested;
+        if requested > 0.0 && self.bandwidth_unusable > UNUSABLE_WARNING_SHARE * requested {
+            w.push(format!(
+                "{} of the bandwidth is unusable ({} of {} fetches/day): the pages and the hosts' politeness caps take at most {} a day; lower --bandwidth, or relax politeness (--min-delay-s, the hosts table)",
+                percent(self.bandwidth_unusable / requested),
+                num(self.bandwidth_unusable),
+                num(requested),
+                num(max_spend)
+            ));
+        }
+        if self.crawler_load_max_over_mean > LOAD_WARNING_RATIO {
+            let mean = self.bandwidth_used / self.crawlers.max(1) as f64;
+            let why = if largest_host > mean {
+                format!(
+                    ": one host alone needs {} fetches/day, more than a crawler's mean share of {}, and a host has one crawler; fewer crawlers (--crawlers) even the loads out",
+                    num(largest_host),
+                    num(mean)
+                )
+            } else {
+                String::new()
+            };
+            w.push(format!(
+                "crawler loads are unbalanced: the busiest crawler has {}x the mean load{why}",
+                num(self.crawler_load_max_over_mean)
+            ));
+        }
+        if self.rows_in > 0
+            && self.rows_rejected as f64 > REJECTED_WARNING_SHARE * self.rows_in as f64
+        {
+            let reasons: Vec<String> = self
+                .rejected_by_reason
+                .iter()
+                .map(|(r, n)| format!("{r} {}", count(*n)))
+                .collect();
+            w.push(format!(
+                "{} of the rows were rejected ({}): see rejected/ for each row and its reason",
+                percent(self.rows_rejected as f64 / self.rows_in as f64),
+                reasons.join(", ")
+            ));
+        }
+        if self.bandwidth_relative_error.abs() > BANDWIDTH_ERROR_WARNING {
+            w.push(format!(
+                "the rates miss the usable bandwidth by {:+.3e} (relative): the multiplier search stopped at its round cap",
+                self.bandwidth_relative_error
+            ));
+        }
+        w
+    }
+
+    /// The costs on one line, each named as in every command (harmonic, binary, fixed-interval,
+    /// discrete-slot), the run's own objective marked.
+    fn costs(&self) -> String {
+        let mark = |is: bool| if is { " (the objective)" } else { "" };
+        let objective = Objective::ALL
+            .into_iter()
+            .find(|o| o.name() == self.objective);
+        let mut parts = vec![
+            format!(
+                "harmonic {}{}",
+                cost(self.cost_harmonic),
+                mark(objective == Some(Objective::Harmonic))
+            ),
+            format!(
+                "binary {}{}",
+                num(self.cost_binary),
+                mark(objective == Some(Objective::Binary))
+            ),
+        ];
+        match objective {
+            Some(Objective::BinaryFixed) => parts.push(format!(
+                "fixed-interval {} (the objective)",
+                cost(self.cost_objective)
+            )),
+            Some(Objective::BinaryDiscrete) => parts.push(format!(
+                "discrete-slot {} (the objective)",
+                cost(self.cost_objective)
+            )),
+            _ => {}
+        }
+        parts.join(", ")
+    }
+
     /// A few lines for the terminal.
     pub fn human(&self, out: &std::path::Path) -> String {
         let mut s = String::new();
-        let pct = |a: f64, b: f64| if b > 0.0 { 100.0 * a / b } else { 0.0 };
+        let p = &self.provenance;
+        let cluster = if self.processes > 1 {
+            format!(
+                "{} workers ({} threads x {} processes)",
+                self.workers * self.processes,
+                self.workers,
+                self.processes
+            )
+        } else {
+            format!("{} workers", self.workers)
+        };
         s += &format!(
-            "revisit {}: {} objective, {} workers x {} processes\n",
-            self.version, self.objective, self.workers, self.processes
+            "revisit {} run: {} objective, {cluster}\n",
+            p.version, self.objective
+        );
+        let bytes: u64 = p.inputs.iter().map(|f| f.bytes).sum();
+        let hosts_table = match &p.hosts_table {
+            Some(h) => format!(
+                "; hosts table {} ({} hosts)",
+                h.path,
+                count(h.hosts.unwrap_or(0))
+            ),
+            None => String::new(),
+        };
+        s += &format!(
+            "  run {}, started {}; {}, {}{hosts_table}\n",
+            p.run_id,
+            p.started_at,
+            super::format::counted(p.inputs.len() as u64, "input file"),
+            super::format::bytes(bytes)
         );
         s += &format!(
             "  rows: {} in = {} scheduled + {} zero rate + {} rejected\n",
-            self.rows_in, self.rows_scheduled, self.rows_zero_rate, self.rows_rejected
+            count(self.rows_in),
+            count(self.rows_scheduled),
+            count(self.rows_zero_rate),
+            count(self.rows_rejected)
         );
         for (reason, n) in &self.rejected_by_reason {
-            s += &format!("    rejected {reason}: {n}\n");
+            s += &format!("    rejected {reason}: {}\n", count(*n));
         }
+        s += &self.defaults.human();
+        let used_share = if self.bandwidth_requested > 0.0 {
+            self.bandwidth_used / self.bandwidth_requested
+        } else {
+            0.0
+        };
         s += &format!(
-            "  bandwidth: {:.6} fetches/day used of {:.6} ({:.2}%); unusable {:.6}\n",
-            self.bandwidth_used,
-            self.bandwidth_requested,
-            pct(self.bandwidth_used, self.bandwidth_requested),
-            self.bandwidth_unusable
+            "  bandwidth: {} fetches/day used of {} ({}); unusable {}\n",
+            num(self.bandwidth_used),
+            num(self.bandwidth_requested),
+            percent(used_share),
+            num(self.bandwidth_unusable)
         );
-        if self.bandwidth_relative_error.abs() > BANDWIDTH_ERROR_WARNING {
-            s += &format!(
-                "  WARNING: the rates miss the usable bandwidth by {:+.3e} (relative): the multiplier search stopped at its round cap\n",
-                self.bandwidth_relative_error
-            );
-        }
         s += &format!(
-            "  multiplier {:.6e} after {} rounds; {} of {} hosts held at their politeness cap\n",
-            self.multiplier, self.rounds, self.hosts_capped, self.hosts
+            "  multiplier {} after {} rounds; {} of {} hosts held at their politeness cap\n",
+            num(self.multiplier),
+            self.rounds,
+            count(self.hosts_capped),
+            count(self.hosts)
         );
-        let harmonic = self
-            .cost_harmonic
-            .map(|c| format!("{c:.6}"))
-            .unwrap_or_else(|| "infinite".into());
         s += &format!(
-            "  cost: harmonic {harmonic}, binary {:.6}{}\n",
-            self.cost_binary,
+            "  cost: {}{}\n",
+            self.costs(),
             if self.urls_starved > 0 {
-                format!(" ({} changing URLs never crawled)", self.urls_starved)
+                format!("; {} changing URLs never crawled", count(self.urls_starved))
             } else {
                 String::new()
             }
         );
         s += &format!(
-            "  crawlers: {}, max/mean load {:.4}\n",
-            self.crawlers, self.crawler_load_max_over_mean
+            "  crawlers: {}, the busiest at {}x the mean load\n",
+            self.crawlers,
+            num(self.crawler_load_max_over_mean)
         );
-        if let Some(c) = self.cost_objective {
-            s += &format!("  cost of the {} objective: {c:.6}\n", self.objective);
-        }
         if let Some(r) = &self.recommended_crawlers {
             s += &format!(
-                "  indexer ({} pages/day, buffer {}): the static model recommends {} crawlers at {:.1} pages/day each (cost {:.6})\n",
-                r.index_rate, r.index_buffer, r.crawlers, r.arrival_rate_per_crawler, r.cost
+                "  indexer ({} pages/day, buffer {}): the static model recommends {} crawlers at {} pages/day each (cost {} lost pages/day)\n",
+                num(r.index_rate),
+                count(r.index_buffer as u64),
+                r.crawlers,
+                num(r.arrival_rate_per_crawler),
+                num(r.cost)
             );
         }
         let c = &self.schedule;
@@ -617,26 +754,26 @@ impl Summary {
             "  schedule from {} ({}): {} URLs on time, {} overdue (due tonight), {} new (phased in); {} URLs due tonight, {} fetches\n",
             c.start,
             c.start_source.replace('_', " "),
-            c.counts.urls_on_time,
-            c.counts.urls_overdue,
-            c.counts.urls_new,
-            c.counts.urls_due_tonight,
-            c.counts.fetches_due_tonight,
+            count(c.counts.urls_on_time),
+            count(c.counts.urls_overdue),
+            count(c.counts.urls_new),
+            count(c.counts.urls_due_tonight),
+            count(c.counts.fetches_due_tonight),
         );
         if c.state.state_rows > 0 || c.state.log_rows > 0 {
             s += &format!(
                 "    state: {} rows ({} used, {} dropped: no longer pages, {} invalid); fetch log: {} rows ({} used, {} failed, {} unknown URL, {} at or after the start, {} repeated, {} invalid)\n",
-                c.state.state_rows,
-                c.state.state_used,
-                c.state.state_dropped,
-                c.state.state_invalid,
-                c.state.log_rows,
-                c.state.log_used,
-                c.state.log_failed,
-                c.state.log_unknown_url,
-                c.state.log_future,
-                c.state.log_duplicate,
-                c.state.log_invalid,
+                count(c.state.state_rows),
+                count(c.state.state_used),
+                count(c.state.state_dropped),
+                count(c.state.state_invalid),
+                count(c.state.log_rows),
+                count(c.state.log_used),
+                count(c.state.log_failed),
+                count(c.state.log_unknown_url),
+                count(c.state.log_future),
+                count(c.state.log_duplicate),
+                count(c.state.log_invalid),
             );
         }
         if let Some(bad) = &c.state.first_invalid {
@@ -651,22 +788,23 @@ impl Summary {
         {
             s += &format!(
                 "    intervals: {} URLs fetched once per max interval, {} once per min interval\n",
-                c.intervals.urls_at_max_interval, c.intervals.urls_at_min_interval,
+                count(c.intervals.urls_at_max_interval),
+                count(c.intervals.urls_at_min_interval),
             );
         }
         if c.intervals.urls_max_interval_unmet > 0 {
             s += &format!(
                 "  WARNING: {} URLs get less than one fetch per max interval: their hosts' politeness caps cannot fit them\n",
-                c.intervals.urls_max_interval_unmet
+                count(c.intervals.urls_max_interval_unmet)
             );
         }
         if let Some(Timetable::Rolling(t)) = &self.timetable {
             s += &format!(
-                "  timetable (rolling, {:.4} fetches/s per crawler): {} fetches scheduled, {} of {} due tonight stay due (no polite room before the night ends); max crawler utilisation {:.4}, largest delay {:.0} s\n",
+                "  timetable (rolling, {:.4} fetches/s per crawler): {} fetches scheduled, {} of {} due tonight stay due (no polite slot on a free crawler before the night ends); max crawler utilisation {:.4}, largest delay {:.0} s\n",
                 t.crawler_rate_per_s,
-                t.fetches_scheduled,
-                t.fetches_dropped,
-                t.fetches_due,
+                count(t.fetches_scheduled),
+                count(t.fetches_dropped),
+                count(t.fetches_due),
                 t.crawler_utilisation_max,
                 t.delay_max_s,
             );
@@ -677,59 +815,59 @@ impl Summary {
                 (Some(v), Some(b)) if b > 0.0 => format!("{:+.2}%", 100.0 * (v / b - 1.0)),
                 _ => "-".to_owned(),
             };
-            let show = |x: Option<f64>, digits: usize| match x {
-                Some(x) => format!("{x:.digits$}"),
-                None => "inf".to_owned(),
-            };
             s += &format!(
-                "  timetable (cyclic, {}, integer visits for {}, {:.4} fetches/s per crawler): {} visits scheduled, {} dropped ({} for want of crawler time, {} by a host's politeness across the wrap-around), of {} planned (budget {}); max crawler utilisation {:.4}\n",
+                "  timetable (cyclic, {}, integer visits for {}, {} fetches/s per crawler): {} visits scheduled, {} dropped ({} for want of crawler time, {} by a host's politeness across the wrap-around), of {} planned (budget {}); busiest crawler {} utilised\n",
                 t.sequencing,
                 t.visits_objective,
-                t.crawler_rate_per_s,
-                t.visits_scheduled,
-                t.visits_dropped,
-                t.visits_dropped - t.visits_dropped_at_wrap,
-                t.visits_dropped_at_wrap,
-                t.visits_planned,
-                t.visits_budget,
-                t.crawler_utilisation_max
+                num(t.crawler_rate_per_s),
+                count(t.visits_scheduled),
+                count(t.visits_dropped),
+                count(t.visits_dropped - t.visits_dropped_at_wrap),
+                count(t.visits_dropped_at_wrap),
+                count(t.visits_planned),
+                count(t.visits_budget),
+                percent(t.crawler_utilisation_max)
             );
             if t.cost_harmonic_weak_politeness.is_some() {
                 s += &format!(
-                    "    timetable harmonic cost {}, Weak-Politeness bound {} ({}), non-polite bound {} ({}); staleness {:.6}\n",
-                    show(t.cost_harmonic, 4),
-                    show(t.cost_harmonic_weak_politeness, 4),
+                    "    timetable harmonic cost {}, Weak-Politeness bound {} ({}), non-polite bound {} ({}); staleness {}\n",
+                    cost(t.cost_harmonic),
+                    cost(t.cost_harmonic_weak_politeness),
                     over(t.cost_harmonic, t.cost_harmonic_weak_politeness),
-                    show(t.cost_harmonic_non_polite, 4),
+                    cost(t.cost_harmonic_non_polite),
                     over(t.cost_harmonic, t.cost_harmonic_non_polite),
-                    t.staleness,
+                    num(t.staleness),
                 );
             } else {
                 s += &format!(
-                    "    timetable staleness {:.6}, Weak-Politeness bound {} ({}), non-polite bound {} ({})\n",
-                    t.staleness,
-                    show(t.staleness_weak_politeness, 6),
+                    "    timetable staleness {}, Weak-Politeness bound {} ({}), non-polite bound {} ({})\n",
+                    num(t.staleness),
+                    cost(t.staleness_weak_politeness),
                     over(Some(t.staleness), t.staleness_weak_politeness),
-                    show(t.staleness_non_polite, 6),
+                    cost(t.staleness_non_polite),
                     over(Some(t.staleness), t.staleness_non_polite),
                 );
             }
             s += &format!(
-                "    integer multiplier {:.6e} after {} rounds\n",
-                t.multiplier, t.rounds
+                "    integer multiplier {} after {} rounds\n",
+                num(t.multiplier),
+                t.rounds
             );
         }
         s += &format!(
-            "  seconds: read {:.2}, exchange {:.2}, state {:.2}, solve {:.2}, write {:.2}, total {:.2}; peak RSS {:.1} MiB\n",
+            "  seconds: read {:.2}, exchange {:.2}, state {:.2}, solve {:.2}, write {:.2}, total {:.2}; peak RSS {}\n",
             self.seconds.read,
             self.seconds.exchange,
             self.seconds.state,
             self.seconds.solve,
             self.seconds.write,
             self.seconds.total,
-            self.peak_rss_bytes as f64 / (1 << 20) as f64
+            super::format::bytes(self.peak_rss_bytes)
         );
-        s += &format!("  output: {}\n", out.display());
+        s += &format!("  output: {}\n", super::format::path(out));
+        for w in &self.warnings {
+            s += &format!("  WARNING: {w}\n");
+        }
         s
     }
 }
@@ -738,20 +876,83 @@ impl Summary {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_summary_warns_when_the_rates_miss_the_bandwidth() {
-        let mut s = Summary {
+    fn summary() -> Summary {
+        Summary {
+            objective: "harmonic".into(),
             bandwidth_requested: 100.0,
             bandwidth_used: 100.0,
+            crawlers: 10,
+            crawler_load_max_over_mean: 1.01,
+            rows_in: 100,
+            rows_scheduled: 100,
             ..Summary::default()
-        };
+        }
+    }
+
+    #[test]
+    fn a_sound_run_has_no_warning() {
+        let s = summary();
+        assert!(s.find_warnings(100.0, 1.0).is_empty());
         assert!(!s.human(std::path::Path::new("out")).contains("WARNING"));
+    }
+
+    #[test]
+    fn the_summary_warns_when_the_rates_miss_the_bandwidth() {
+        let mut s = summary();
         s.bandwidth_used = 99.9;
         s.bandwidth_relative_error = -1e-3;
+        s.warnings = s.find_warnings(100.0, 1.0);
         let text = s.human(std::path::Path::new("out"));
         assert!(
             text.contains("WARNING") && text.contains("-1.000e-3"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn unusable_bandwidth_unbalanced_crawlers_and_rejected_rows_are_warned_of() {
+        let mut s = summary();
+        s.bandwidth_requested = 1000.0;
+        s.bandwidth_unusable = 970.0;
+        s.bandwidth_used = 30.0;
+        s.crawler_load_max_over_mean = 2.35;
+        s.rows_in = 5;
+        s.rows_scheduled = 1;
+        s.rows_rejected = 4;
+        s.rejected_by_reason = [("change_rate_missing".to_owned(), 4)].into();
+        let w = s.find_warnings(30.0, 12.0);
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(
+            w[0].starts_with("97% of the bandwidth is unusable (970 of 1,000"),
+            "{}",
+            w[0]
+        );
+        // a host of 12 a day is more than the mean crawler's 3: the imbalance is the host's
+        assert!(
+            w[1].contains("2.35x") && w[1].contains("one host alone needs 12"),
+            "{}",
+            w[1]
+        );
+        assert!(
+            w[2].starts_with("80% of the rows") && w[2].contains("change_rate_missing 4"),
+            "{}",
+            w[2]
+        );
+    }
+
+    #[test]
+    fn each_cost_is_printed_once_by_its_name() {
+        let mut s = summary();
+        s.cost_harmonic = Some(63_950.25);
+        s.cost_binary = 1234.6;
+        s.cost_objective = Some(63_950.25);
+        assert_eq!(s.costs(), "harmonic 63,950 (the objective), binary 1,235");
+        s.objective = "binary-fixed".into();
+        s.cost_harmonic = None;
+        s.cost_objective = Some(1100.0);
+        assert_eq!(
+            s.costs(),
+            "harmonic inf, binary 1,235, fixed-interval 1,100 (the objective)"
         );
     }
 }

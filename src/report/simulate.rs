@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use super::provenance::Provenance;
+
 /// One night of the simulated loop.
 #[derive(Clone, Debug, Serialize)]
 pub struct NightReport {
@@ -46,6 +48,8 @@ impl NightReport {
 /// The loop's nights and the mean staleness over them.
 #[derive(Clone, Debug, Serialize)]
 pub struct SimulationSummary {
+    #[serde(flatten)]
+    pub provenance: Provenance,
     pub nights: Vec<NightReport>,
     pub staleness_mean: f64,
     pub staleness_evenly_spaced: f64,
@@ -57,7 +61,7 @@ impl SimulationSummary {
     pub fn human(&self, out: &std::path::Path) -> String {
         let mut s: String = self.nights.iter().map(NightReport::human).collect();
         s += &format!(
-            "mean over {} nights: staleness {:.6}, evenly spaced optimum {:.6} ({:+.2}%), Poisson {:.6}\nwrote {}/simulate.csv, simulate.svg and each night's output\n",
+            "mean over {} nights: staleness {:.6}, evenly spaced optimum {:.6} ({:+.2}%), Poisson {:.6}\nwrote {}/summary.json, simulate.csv, simulate.svg and each night's output\n",
             self.nights.len(),
             self.staleness_mean,
             self.staleness_evenly_spaced,

@@ -1,17 +1,39 @@
 //! What `sweep` reports: `summary.json` and a table a person reads.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
+use super::format::{cost, count, num, percent};
+use super::provenance::Provenance;
+use super::rows::DefaultsUsed;
 use revisit_core::objective::Objective;
 use revisit_core::solve::sweep::SweepPoint;
+
+/// Wall-clock seconds of a sweep's phases, as seen by worker 0.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SweepSeconds {
+    /// Reading, exchanging and arranging the page set.
+    pub load: f64,
+    /// Every point's solves and values.
+    pub sweep: f64,
+    /// The table, the plot, publishing.
+    pub write: f64,
+    pub total: f64,
+}
 
 /// What `sweep` reports (summary.json).
 #[derive(Clone, Debug, Serialize)]
 pub struct SweepSummary {
-    pub version: String,
+    /// Version, run id, start time, inputs, hosts table, options.
+    #[serde(flatten)]
+    pub provenance: Provenance,
     pub urls: u64,
     pub rows_in: u64,
     pub rows_rejected: u64,
+    pub rejected_by_reason: BTreeMap<String, u64>,
+    /// The defaults rows without an importance or a change rate took.
+    pub defaults: DefaultsUsed,
     pub policies: Vec<String>,
     pub bandwidth_fractions: Vec<f64>,
     /// The points (in sweep.csv and sweep.parquet, not in summary.json).
@@ -21,10 +43,7 @@ pub struct SweepSummary {
     pub rounds: u64,
     pub workers: usize,
     pub processes: usize,
-    /// Seconds: loading (read, exchange, arrange), the sweep's solves, writing, total.
-    pub seconds_load: f64,
-    pub seconds_sweep: f64,
-    pub seconds_total: f64,
+    pub seconds: SweepSeconds,
     #[serde(skip)]
     pub importance_total: f64,
 }
@@ -40,20 +59,25 @@ impl SweepSummary {
             .min_by(|a, b| (a / target).ln().abs().total_cmp(&(b / target).ln().abs()))
             .unwrap_or(target);
         let mut s = format!(
-            "revisit sweep: {} URLs, {} policies x {} bandwidths x polite/no caps in {:.2} s (load {:.2} s, {} rounds)\n\
-             at bandwidth {nearest:.4} x URLs:\n  {:<16} {:>14} {:>14} {:>10} {:>10} {:>9}\n",
-            self.urls,
+            "revisit {} sweep: {} URLs, {} policies x {} bandwidths x polite/no caps in {:.2} s (load {:.2} s, {} rounds)\n",
+            self.provenance.version,
+            count(self.urls),
             self.policies.len(),
             self.bandwidth_fractions.len(),
-            self.seconds_total,
-            self.seconds_load,
-            self.rounds,
+            self.seconds.total,
+            self.seconds.load,
+            count(self.rounds),
+        );
+        s += &self.defaults.human();
+        s += &format!(
+            "at bandwidth {} x URLs (fetches per URL per day):\n  {:<16} {:>16} {:>16} {:>12} {:>12} {:>9}\n",
+            num(nearest),
             "policy",
-            "J_h polite",
-            "J_h no caps",
-            "fresh pol.",
+            "harmonic polite",
+            "harmonic free",
+            "fresh polite",
             "fresh free",
-            "price %",
+            "price",
         );
         for policy in &self.policies {
             let at = |polite: bool| {
@@ -64,24 +88,23 @@ impl SweepSummary {
                 })
             };
             if let (Some(a), Some(b)) = (at(true), at(false)) {
-                let show = |c: Option<f64>| c.map(|c| format!("{c:.6e}")).unwrap_or("inf".into());
                 let price = match (own_cost(a), own_cost(b)) {
-                    (Some(x), Some(y)) if y > 0.0 => format!("{:+.3}", 100.0 * (x / y - 1.0)),
+                    (Some(x), Some(y)) if y > 0.0 => format!("{:+.2}%", 100.0 * (x / y - 1.0)),
                     _ => "-".into(),
                 };
                 s += &format!(
-                    "  {:<16} {:>14} {:>14} {:>10.6} {:>10.6} {:>9}\n",
+                    "  {:<16} {:>16} {:>16} {:>12} {:>12} {:>9}\n",
                     policy,
-                    show(a.cost_harmonic),
-                    show(b.cost_harmonic),
-                    a.freshness_poisson,
-                    b.freshness_poisson,
+                    cost(a.cost_harmonic),
+                    cost(b.cost_harmonic),
+                    percent(a.freshness_poisson),
+                    percent(b.freshness_poisson),
                     price
                 );
             }
         }
         s += &format!(
-            "  (price % = the policy's own cost with politeness / without - 1: J_b for binary, the\n   evenly spaced staleness for binary-fixed, J_h for the others)\nwrote {}/sweep.csv, sweep.parquet, sweep.svg, summary.json\n",
+            "  (harmonic: the harmonic cost; fresh: share of time fresh with Poisson crawls; free: no\n   politeness caps; price: the policy's own cost polite over free - 1: binary cost for binary,\n   fixed-interval cost for binary-fixed, harmonic cost for the others)\nwrote {}/sweep.csv, sweep.parquet, sweep.svg, summary.json\n",
             out.display()
         );
         s

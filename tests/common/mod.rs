@@ -67,9 +67,23 @@ pub fn run_ok(args: &[&str]) -> Output {
 pub fn gen(dir: &Path, urls: u64, hosts: u64, extra: &[&str]) {
     let mut args = vec!["gen", "--out", dir.to_str().unwrap()];
     let (u, h) = (urls.to_string(), hosts.to_string());
-    args.extend(["--urls", &u, "--hosts", &h]);
+    args.extend(["--urls", &u, "--host-count", &h]);
     args.extend(extra);
     run_ok(&args);
+}
+
+/// The Python interpreter of the consumer checks: REVISIT_PYTHON (a relative path is taken from
+/// the repository root, whatever folder it then runs in), else python3.
+pub fn python() -> String {
+    match std::env::var("REVISIT_PYTHON") {
+        Ok(p) if p.contains('/') && Path::new(&p).is_relative() => std::env::current_dir()
+            .unwrap()
+            .join(p)
+            .display()
+            .to_string(),
+        Ok(p) => p,
+        Err(_) => "python3".into(),
+    }
 }
 
 /// Free TCP ports on the loopback interface (bound then released).
@@ -195,7 +209,9 @@ pub fn read_rates(out: &Path) -> Vec<RateRow> {
 pub struct HostRow {
     pub host: String,
     pub crawler: i32,
+    /// Fetches per horizon; infinite where the table holds null (no limit).
     pub cap: f64,
+    /// Fetches per horizon at the global multiplier; NaN where the table holds null.
     pub demand: f64,
     pub budget: f64,
     pub capped: bool,
@@ -225,8 +241,17 @@ pub fn read_hosts(out: &Path) -> BTreeMap<String, HostRow> {
                 HostRow {
                     host: host.value(i).to_owned(),
                     crawler: crawler.value(i),
-                    cap: cap.value(i),
-                    demand: demand.value(i),
+                    // null: the host has no cap (a zero delay), its demand no meaning
+                    cap: if cap.is_null(i) {
+                        f64::INFINITY
+                    } else {
+                        cap.value(i)
+                    },
+                    demand: if demand.is_null(i) {
+                        f64::NAN
+                    } else {
+                        demand.value(i)
+                    },
                     budget: budget.value(i),
                     capped: capped.value(i),
                     multiplier: mult.value(i),
@@ -262,6 +287,76 @@ pub fn read_rejected(out: &Path) -> Vec<(String, i64, String, String)> {
 
 pub fn summary(out: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+}
+
+/// A file of an output folder as two runs that should agree are compared: a Parquet file by its
+/// schema, rows, row groups and key-value metadata, but for the keys that name the run (its id,
+/// start time and options, which differ from run to run); any other file by its bytes.
+#[derive(Debug, PartialEq)]
+pub enum Content {
+    Parquet {
+        batches: Vec<RecordBatch>,
+        row_groups: Vec<i64>,
+        metadata: BTreeMap<String, String>,
+    },
+    Bytes(Vec<u8>),
+}
+
+/// The key-value metadata that differs between two runs of the same job.
+pub const RUN_KEYS: [&str; 3] = ["revisit.run_id", "revisit.started_at", "revisit.options"];
+
+/// Every table file of an output folder as [`Content`] (not the run-specific summary and
+/// manifest): equal for two runs of the same job on any number of workers and processes.
+pub fn table_contents(out: &Path) -> BTreeMap<String, Content> {
+    table_bytes(out)
+        .into_iter()
+        .map(|(name, bytes)| {
+            if !name.ends_with(".parquet") {
+                return (name, Content::Bytes(bytes));
+            }
+            let path = out.join(&name);
+            let builder =
+                ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap()).unwrap();
+            let meta = builder.metadata().clone();
+            let row_groups = meta.row_groups().iter().map(|g| g.num_rows()).collect();
+            let metadata = meta
+                .file_metadata()
+                .key_value_metadata()
+                .into_iter()
+                .flatten()
+                .filter(|kv| !RUN_KEYS.contains(&kv.key.as_str()))
+                .map(|kv| (kv.key.clone(), kv.value.clone().unwrap_or_default()))
+                .collect();
+            let batches = builder.build().unwrap().map(|b| b.unwrap()).collect();
+            (
+                name,
+                Content::Parquet {
+                    batches,
+                    row_groups,
+                    metadata,
+                },
+            )
+        })
+        .collect()
+}
+
+/// A summary or report without what differs between two runs of the same job: timings, the run's
+/// identity, and the cluster's shape (workers, in the summary and among the options).
+pub fn without_run(mut v: serde_json::Value) -> serde_json::Value {
+    let o = v.as_object_mut().unwrap();
+    for key in [
+        "seconds",
+        "workers",
+        "run_id",
+        "started_at",
+        "peak_rss_bytes",
+    ] {
+        o.remove(key);
+    }
+    if let Some(options) = o.get_mut("options").and_then(|x| x.as_object_mut()) {
+        options.remove("workers");
+    }
+    v
 }
 
 /// Every file of an output folder with its bytes, except the run-specific summary and manifest.
@@ -499,7 +594,7 @@ pub fn read_night(out: &Path) -> Vec<Visit> {
                 .as_primitive::<Float64Type>()
                 .clone();
             let at = b
-                .column_by_name("at")
+                .column_by_name("fetch_at")
                 .unwrap()
                 .as_primitive::<TimestampMicrosecondType>()
                 .clone();

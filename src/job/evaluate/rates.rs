@@ -20,7 +20,9 @@ use crate::job::load::{load, LoadChannels};
 use crate::job::progress::Progress;
 use crate::plan::evaluate::EvaluatePlan;
 use crate::report::evaluate::Evaluation;
-use crate::report::run::VERSION;
+use crate::report::provenance::{InputFile, Provenance};
+use crate::report::rows::{by_reason, DefaultsUsed};
+use crate::report::TotalSeconds;
 
 /// Runs worker `worker`'s share of a rates evaluation; worker 0 returns the report.
 pub fn worker(
@@ -30,10 +32,11 @@ pub fn worker(
 ) -> Result<Option<Evaluation>> {
     let started = Instant::now();
     let (index, peers) = (worker.index(), worker.peers());
-    let progress = Progress::new(index == 0 && !plan.quiet, started);
+    let progress = Progress::of_worker(!plan.quiet, index, peers, started);
     let mut pages_channel = LoadChannels::new(worker);
     let mut rates_channel = Shuffle::<KeyedMessage>::new(worker, "RatesByHost", |m| m.0 as u64);
     let mut reducer = Reducer::new(worker);
+    let identity = crate::job::identity::agree(&mut reducer);
     // Every worker opens the rates files first: a bad one fails everywhere before any data moves.
     let rate_files = rates_in::open_all(&inputs::expand(specs)?)?;
     let loaded = load(&mut reducer, &mut pages_channel, &plan.pages, &progress)?;
@@ -76,11 +79,29 @@ pub fn worker(
     if index != 0 {
         return Ok(None);
     }
+    let mut inputs = loaded.inputs.clone();
+    inputs.extend(
+        rate_files
+            .iter()
+            .map(|f| InputFile::new(f.path(), "rates", inputs::size(f.path()))),
+    );
     Ok(Some(Evaluation {
-        version: VERSION.to_owned(),
+        provenance: Provenance::new(
+            "evaluate",
+            identity,
+            inputs,
+            loaded.hosts_table.clone(),
+            &plan.options,
+        ),
         urls: loaded.pages,
         rows_in: loaded.rows_in,
         rows_rejected: loaded.rows_rejected(),
+        rejected_by_reason: by_reason(&loaded.rejected_by_reason),
+        defaults: DefaultsUsed::new(
+            &plan.pages.defaults,
+            loaded.default_importance,
+            loaded.default_change_rate,
+        ),
         rates_rows: status.rows,
         rates_matched: join.matched,
         rates_unmatched: join.unmatched + status.unmatched,
@@ -96,7 +117,9 @@ pub fn worker(
         fetch_time,
         workers: peers / plan.cluster.processes(),
         processes: plan.cluster.processes(),
-        seconds: started.elapsed().as_secs_f64(),
+        seconds: TotalSeconds {
+            total: started.elapsed().as_secs_f64(),
+        },
     }))
 }
 

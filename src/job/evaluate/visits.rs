@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use timely::worker::Worker;
 
 use super::{fetch_time, optima, route_keyed, KeyedMessage};
+use crate::io::inputs;
 use crate::io::visits_in::{self, HorizonSource, VisitsFile, VisitsUnit};
 use crate::job::arrange::{Arranged, URL_PREFETCH_DISTANCE};
 use crate::job::channel::{Reducer, Shuffle};
@@ -32,7 +33,9 @@ use crate::job::load::{load, LoadChannels};
 use crate::job::progress::Progress;
 use crate::plan::evaluate::{EvaluatePlan, MonteCarloPlan, OBJECTIVES};
 use crate::report::evaluate::{worse, ImpoliteHost, MonteCarlo, VisitsEvaluation, VisitsReport};
-use crate::report::run::VERSION;
+use crate::report::provenance::{InputFile, Provenance};
+use crate::report::rows::{by_reason, DefaultsUsed};
+use crate::report::TotalSeconds;
 
 /// Gaps between visits are differences of f64 times: a gap this much short of a host's delay is
 /// still polite (the tolerance `run --timetable` promises).
@@ -47,11 +50,12 @@ pub fn worker(
 ) -> Result<Option<VisitsEvaluation>> {
     let started = Instant::now();
     let (index, peers) = (worker.index(), worker.peers());
-    let progress = Progress::new(index == 0 && !plan.quiet, started);
+    let progress = Progress::of_worker(!plan.quiet, index, peers, started);
     let horizon = plan.pages.horizon;
     let mut pages_channel = LoadChannels::new(worker);
     let mut visits_channel = Shuffle::<KeyedMessage>::new(worker, "VisitsByHost", |m| m.0 as u64);
     let mut reducer = Reducer::new(worker);
+    let identity = crate::job::identity::agree(&mut reducer);
     let loaded = load(&mut reducer, &mut pages_channel, &plan.pages, &progress)?;
 
     // Read my row groups of the visits; send each (url key, at_s) to its host's worker.
@@ -115,11 +119,29 @@ pub fn worker(
         .position(|&o| o == Objective::BinaryFixed)
         .map(|k| values[k][0].figures.freshness_fixed_interval)
         .filter(|&f| f > 0.0);
+    let mut inputs = loaded.inputs.clone();
+    inputs.extend(
+        files
+            .iter()
+            .map(|f| InputFile::new(&f.path, "visits", inputs::size(&f.path))),
+    );
     Ok(Some(VisitsEvaluation {
-        version: VERSION.to_owned(),
+        provenance: Provenance::new(
+            "evaluate",
+            identity,
+            inputs,
+            loaded.hosts_table.clone(),
+            &plan.options,
+        ),
         urls: loaded.pages,
         rows_in: loaded.rows_in,
         rows_rejected: loaded.rows_rejected(),
+        rejected_by_reason: by_reason(&loaded.rejected_by_reason),
+        defaults: DefaultsUsed::new(
+            &plan.pages.defaults,
+            loaded.default_importance,
+            loaded.default_change_rate,
+        ),
         bandwidth,
         visits: VisitsReport {
             horizon_s: horizon.0,
@@ -169,7 +191,9 @@ pub fn worker(
         fetch_time,
         workers: peers / plan.cluster.processes(),
         processes: plan.cluster.processes(),
-        seconds: started.elapsed().as_secs_f64(),
+        seconds: TotalSeconds {
+            total: started.elapsed().as_secs_f64(),
+        },
     }))
 }
 

@@ -10,6 +10,7 @@ use crate::job::arrange::Arranged;
 use crate::job::channel::Reducer;
 use crate::job::progress::Progress;
 use crate::plan::run::RunPlan;
+use crate::report::format::{count, num};
 
 /// Which crawler fetches each of this worker's hosts.
 pub struct Assigned {
@@ -19,6 +20,8 @@ pub struct Assigned {
     pub hosts_of_crawler: Vec<Vec<usize>>,
     /// Largest crawler load over the mean (1 = perfectly balanced).
     pub load_ratio: f64,
+    /// The largest budget of one host, fetches per day (a crawler's load is at least that).
+    pub largest_host: f64,
 }
 
 /// Assigns every host of every worker; returns this worker's share.
@@ -43,21 +46,23 @@ pub fn assign(
     all_hosts.sort_unstable_by_key(|h| (h.0, h.1.to_bits()));
     let assignment = assign_hosts(&all_hosts, plan.crawlers);
     let load_ratio = imbalance(&all_hosts, &assignment, plan.crawlers);
+    let largest_host = all_hosts.iter().map(|h| h.1).fold(0.0, f64::max);
     let crawler_of = local_crawlers(&arranged.host_keys, &all_hosts, &assignment);
     let mut hosts_of_crawler: Vec<Vec<usize>> = vec![Vec::new(); plan.crawlers as usize];
     for (h, &crawler) in crawler_of.iter().enumerate() {
         hosts_of_crawler[crawler as usize].push(h);
     }
     progress.say(format!(
-        "assigned {} hosts to {} crawlers (max/mean load {load_ratio:.4}) in {:.2} s",
-        all_hosts.len(),
+        "assigned {} hosts to {} crawlers (the busiest at {}x the mean load)",
+        count(all_hosts.len() as u64),
         plan.crawlers,
-        solved.done.elapsed().as_secs_f64()
+        num(load_ratio)
     ));
     Assigned {
         crawler_of,
         hosts_of_crawler,
         load_ratio,
+        largest_host,
     }
 }
 

@@ -68,8 +68,8 @@ pub fn plan(
     };
     let v = &planned.visits;
     progress.say(format!(
-        "integer visits for {:?}: {} of budget {} after {} rounds (multiplier {:.6e}); Weak-Politeness bound: {bound}",
-        planned.objective, v.used, v.budget, v.rounds, v.multiplier,
+        "integer visits for {}: {} of budget {} after {} rounds (multiplier {:.6e}); Weak-Politeness bound: {bound}",
+        planned.objective.name(), v.used, v.budget, v.rounds, v.multiplier,
     ));
     let mut unvisited = TimetableValue::default();
     for (i, &k) in v.counts.iter().enumerate() {
@@ -90,7 +90,7 @@ pub fn plan(
     })
 }
 
-/// Writes `visits/crawler=NNN/part-00000.parquet` of one crawler from the hosts every worker sent
+/// Writes `visits/crawler=N/part-00000.parquet` of one crawler from the hosts every worker sent
 /// it; returns its entry and totals.
 pub fn write_crawler_visits(
     staging: &Path,
@@ -123,7 +123,7 @@ pub fn write_crawler_visits(
             host: host.name.as_bytes(),
         }
     });
-    let (rows, bytes) = write_visits(&path, rows, Some(night.start_us), metadata)?;
+    let (rows, bytes) = write_visits(&path, rows, night.start_us, metadata)?;
     Ok((
         FileEntry {
             path: rel.to_owned(),

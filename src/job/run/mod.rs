@@ -19,12 +19,15 @@ use timely::worker::Worker;
 
 use super::channel::{Reducer, Shuffle};
 use super::control::{self, Publication};
+use super::identity;
 use super::load::{load, LoadChannels, Loaded};
 use super::progress::Progress;
 use super::wire::{due::DueBatch, rated::RatedBatch, visits::VisitBatch};
 use crate::io::manifest::Manifest;
 use crate::io::{publish, verify};
 use crate::plan::run::{RunPlan, TimetableMode};
+use crate::report::provenance::Provenance;
+use crate::report::rows::DefaultsUsed;
 use crate::report::run::{
     PhaseSeconds, RollingFacts, RunFacts, ScheduleFacts, Summary, TimetableFacts, VisitsFacts,
     VERSION,
@@ -35,16 +38,23 @@ use solve::Solved;
 use state::{Known, StateChannels};
 use write::Written;
 
-pub use write::crawler_digits;
-
 /// Runs worker `worker`'s share of `plan` as run `run_id` (the lead took the lock on the output);
 /// the lead (worker 0) publishes, tells every process, and returns the summary.
 pub fn worker(worker: &mut Worker, plan: &RunPlan, run_id: &str) -> Result<Option<Summary>> {
-    let progress = Progress::new(worker.index() == 0 && !plan.quiet, Instant::now());
+    let progress = Progress::of_worker(!plan.quiet, worker.index(), worker.peers(), Instant::now());
     let mut channels = Channels::new(worker, plan);
     let mut reducer = Reducer::new(worker);
+    // the run's id is the one the lead locked the output with; its start, the earliest worker's
+    let identity = identity::with_id(identity::agree(&mut reducer), run_id);
     let loaded = load(&mut reducer, &mut channels.pages, &plan.pages, &progress)?;
     plan.check_crawlers(loaded.hosts)?;
+    let provenance = Provenance::new(
+        "run",
+        identity,
+        loaded.inputs.clone(),
+        loaded.hosts_table.clone(),
+        &plan.options,
+    );
     let known = state::known(
         &mut reducer,
         &mut channels.state,
@@ -69,6 +79,7 @@ pub fn worker(worker: &mut Worker, plan: &RunPlan, run_id: &str) -> Result<Optio
         &mut reducer,
         &mut channels,
         plan,
+        &provenance,
         &phases,
         run_id,
         &progress,
@@ -82,7 +93,9 @@ pub fn worker(worker: &mut Worker, plan: &RunPlan, run_id: &str) -> Result<Optio
         return Ok(None);
     }
     let workers = reducer.worker.peers() / plan.cluster.processes();
-    let summary = summarize(plan, phases, written, &progress, workers, run_id);
+    let summary = summarize(
+        plan, provenance, phases, written, &progress, workers, run_id,
+    );
     control::announce(summary.as_ref().map(|_| ()).map_err(|e| format!("{e:#}")));
     summary.map(Some)
 }
@@ -169,6 +182,7 @@ pub struct Phases<'a> {
 /// sees it, and the staging folder published.
 fn summarize(
     plan: &RunPlan,
+    provenance: Provenance,
     p: Phases,
     written: Written,
     progress: &Progress,
@@ -180,6 +194,7 @@ fn summarize(
     let (loaded, solution) = (p.loaded, &p.solved.solution);
     let summary = Summary::assemble(RunFacts {
         plan,
+        provenance,
         bandwidth: p.solved.bandwidth,
         multiplier: solution.multiplier,
         rounds: solution.rounds,
@@ -187,8 +202,14 @@ fn summarize(
         max_spend: solution.max_spend,
         rows_in: loaded.rows_in,
         rejected_by_reason: &loaded.rejected_by_reason,
+        defaults: DefaultsUsed::new(
+            &plan.pages.defaults,
+            loaded.default_importance,
+            loaded.default_change_rate,
+        ),
         rates: &written.rates,
         crawler_load_max_over_mean: p.assigned.load_ratio,
+        largest_host: p.assigned.largest_host,
         schedule: ScheduleFacts {
             counts: &written.schedule,
             state: &p.known.counts,

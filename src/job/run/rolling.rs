@@ -89,7 +89,7 @@ pub fn write_crawler_night(
             host: host.name.as_bytes(),
         }
     });
-    let (rows, bytes) = write_visits(&path, rows, Some(night.start_us), metadata)?;
+    let (rows, bytes) = write_visits(&path, rows, night.start_us, metadata)?;
     Ok((
         FileEntry {
             path: rel.to_owned(),

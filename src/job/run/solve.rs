@@ -31,7 +31,10 @@ pub fn solve(
     progress: &Progress,
 ) -> Result<Solved> {
     let bandwidth = plan.bandwidth.per_day(loaded.pages);
-    progress.say(format!("solving for {bandwidth} fetches/day"));
+    progress.say(format!(
+        "solving for {} fetches/day",
+        crate::report::format::num(bandwidth)
+    ));
     let (least, largest) = plan.schedule.rate_bounds();
     let problem = Problem::new(&loaded.arranged.pages, plan.objective, bandwidth)?
         .with_floor(plan.floor_eps, loaded.pages)?

@@ -31,7 +31,8 @@ use crate::job::wire::visits::{VisitBatch, VisitHost};
 use crate::job::wire::{BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
 use crate::plan::run::RunPlan;
 use crate::report::memory::peak_rss_bytes;
-use crate::report::run::{RatesTotals, ScheduleCounts, VERSION};
+use crate::report::provenance::Provenance;
+use crate::report::run::{RatesTotals, ScheduleCounts};
 
 /// What every worker wrote, and where.
 pub struct Written {
@@ -52,6 +53,7 @@ pub fn write(
     reducer: &mut Reducer<'_>,
     channels: &mut Channels,
     plan: &RunPlan,
+    provenance: &Provenance,
     p: &Phases,
     run_id: &str,
     progress: &Progress,
@@ -70,7 +72,7 @@ pub fn write(
 
     // The staging folder of the run every process agreed on.
     let staging = publish::staging_dir(&plan.out, run_id);
-    let metadata = file_metadata(plan, solved);
+    let metadata = file_metadata(plan, provenance, solved);
     let visit_metadata = night.map(|n| visits_metadata(&metadata, n));
     let mut files = Vec::new();
     let mut nights = NightTotals::default();
@@ -88,7 +90,8 @@ pub fn write(
     // Rates, in rounds of one crawler per worker: each worker sends the round's rows to their
     // crawler's writer, which writes that partition while the others do theirs. Only one round of
     // rows is ever copied at a time.
-    let width = crawler_digits(plan.crawlers);
+    let my_crawlers = (0..plan.crawlers).filter(|c| c % peers as u32 == index as u32);
+    let mut phase = progress.phase(my_crawlers.count() as u64, "writing crawlers");
     for first in (0..plan.crawlers).step_by(peers) {
         for crawler in first..(first + peers as u32).min(plan.crawlers) {
             let dest = crawler % peers as u32;
@@ -113,15 +116,15 @@ pub fn write(
             .due
             .as_mut()
             .map(|c| c.finish_round(reducer.worker));
-        progress.say(format!("crawlers {first}..: rows at their writers"));
         let crawler = first + index as u32;
         if crawler < plan.crawlers && error.is_none() {
-            let rel = format!("rates/crawler={crawler:0width$}/part-00000.parquet");
+            // Hive partitions without zero padding: DuckDB and Spark read crawler=7 as an integer
+            let rel = format!("rates/crawler={crawler}/part-00000.parquet");
             match write_crawler_rates(&staging, &rel, &mine, &metadata) {
                 Ok(entry) => files.push(entry),
                 Err(e) => error = Some((index as u32, format!("{e:#}"))),
             }
-            let rel = format!("visits/crawler={crawler:0width$}/part-00000.parquet");
+            let rel = format!("visits/crawler={crawler}/part-00000.parquet");
             let written = match (night, &visit_metadata, mine_visits, mine_due) {
                 (Some(Night::Cyclic(n)), Some(meta), Some(batches), _) => {
                     Some(write_crawler_visits(&staging, &rel, batches, n, meta))
@@ -139,13 +142,10 @@ pub fn write(
                 Some(Err(e)) => error = Some((index as u32, format!("{e:#}"))),
                 None => {}
             }
-            progress.say(format!("crawler {crawler}: written"));
+            phase.inc(1);
         }
     }
-    progress.say(format!(
-        "wrote this worker's files at {:.2} s after the solve",
-        solved.done.elapsed().as_secs_f64()
-    ));
+    phase.finish();
     let mut rates = solved.totals.clone();
     rates.peak_rss = peak_rss_bytes();
     let done = reducer.all_reduce(Done {
@@ -390,15 +390,14 @@ fn sorted_by_host(rows: Vec<HostRow>) -> Vec<HostRow> {
         .collect()
 }
 
-/// Digits of crawler numbers in partition names (at least 3: crawler=007).
-pub fn crawler_digits(crawlers: u32) -> usize {
-    (crawlers.saturating_sub(1).to_string().len()).max(3)
-}
-
-/// Key-value metadata of every file of the run.
-fn file_metadata(plan: &RunPlan, solved: &super::solve::Solved) -> Vec<(String, String)> {
-    vec![
-        ("revisit.version".into(), VERSION.into()),
+/// Key-value metadata of every file of the run: its provenance, then what the rates depend on.
+fn file_metadata(
+    plan: &RunPlan,
+    provenance: &Provenance,
+    solved: &super::solve::Solved,
+) -> Vec<(String, String)> {
+    let mut metadata = provenance.metadata();
+    metadata.extend([
         ("revisit.objective".into(), plan.objective.name().into()),
         // Display of f64 is the shortest text that reads back to the same bits.
         (
@@ -425,7 +424,8 @@ fn file_metadata(plan: &RunPlan, solved: &super::solve::Solved) -> Vec<(String, 
         ),
         ("revisit.units.rates".into(), schema::RATES_UNITS.into()),
         ("revisit.units.hosts".into(), schema::HOSTS_UNITS.into()),
-    ]
+    ]);
+    metadata
 }
 
 /// The rates files' metadata plus what the timetable was made with.

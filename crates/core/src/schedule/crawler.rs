@@ -43,10 +43,16 @@ pub const RATE_HEADROOM: f64 = 1.25;
 pub const FETCHES_PER_DELAY: f64 = 2.0;
 
 /// A crawler's rate in fetches per second when none is given: [`RATE_HEADROOM`] x its share of
-/// `bandwidth_per_day` among `crawlers`, and at least [`FETCHES_PER_DELAY`] per `min_delay`.
+/// `bandwidth_per_day` among `crawlers`, and at least [`FETCHES_PER_DELAY`] per `min_delay` (no
+/// such floor when `min_delay` is 0: no limit, no host to interleave around).
 pub fn default_rate(bandwidth_per_day: f64, crawlers: u32, min_delay: Seconds) -> f64 {
     let share = bandwidth_per_day / crawlers.max(1) as f64 / crate::units::SECONDS_PER_DAY;
-    (RATE_HEADROOM * share).max(FETCHES_PER_DELAY / min_delay.0)
+    let floor = if min_delay.0 > 0.0 {
+        FETCHES_PER_DELAY / min_delay.0
+    } else {
+        0.0
+    };
+    (RATE_HEADROOM * share).max(floor)
 }
 
 /// One host as the crawler sees it: its planned visit times (sorted, in [0, T)) and its delay.
