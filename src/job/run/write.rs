@@ -21,7 +21,7 @@ use crate::io::pages::Rejected;
 use crate::io::rates_out::{write_rates, RateRow, Size};
 use crate::io::rejected_out::write_rejected;
 use crate::io::{publish, schema};
-use crate::job::arrange::URL_PREFETCH_DISTANCE;
+use crate::job::arrange::{Arranged, URL_PREFETCH_DISTANCE};
 use crate::job::channel::Reducer;
 use crate::job::fail_point::fail_point;
 use crate::job::load::Loaded;
@@ -170,7 +170,8 @@ pub fn write(
     })
 }
 
-/// This worker's rows of the hosts table (cap, demand and budget per horizon).
+/// This worker's rows of the hosts table (cap, demand and budget per horizon), sorted by host
+/// name: each worker sorts its own, and the lead only merges them.
 fn host_rows(
     plan: &RunPlan,
     loaded: &Loaded,
@@ -179,7 +180,8 @@ fn host_rows(
 ) -> Vec<HostRow> {
     let (a, horizon) = (&loaded.arranged, plan.pages.horizon);
     let s = &solved.solution;
-    (0..a.pages.hosts())
+    by_name(a)
+        .into_iter()
         .map(|h| HostRow {
             host: a.host_name(h).to_owned(),
             crawler: assigned.crawler_of[h],
@@ -190,6 +192,28 @@ fn host_rows(
             multiplier: s.hosts[h].price,
         })
         .collect()
+}
+
+/// This worker's hosts in the order of their names (distinct: a host is one row). The sort keys
+/// hold the names' first 16 bytes, so that only names agreeing there (rare past "www.") are
+/// compared in full: a sort of a million names otherwise waits on a cache miss per comparison.
+fn by_name(a: &Arranged) -> Vec<usize> {
+    // two u64 halves, not a u128: its alignment would pad each key from 24 bytes to 32
+    let prefix = |name: &str| {
+        let mut b = [0u8; 16];
+        let n = name.len().min(16);
+        b[..n].copy_from_slice(&name.as_bytes()[..n]);
+        let half = |i: usize| u64::from_be_bytes(b[i..i + 8].try_into().unwrap_or_default());
+        (half(0), half(8))
+    };
+    let mut order: Vec<((u64, u64), u32)> = (0..a.pages.hosts())
+        .map(|h| (prefix(a.host_name(h)), h as u32))
+        .collect();
+    order.sort_unstable_by(|x, y| {
+        x.0.cmp(&y.0)
+            .then_with(|| a.host_name(x.1 as usize).cmp(a.host_name(y.1 as usize)))
+    });
+    order.into_iter().map(|(_, h)| h as usize).collect()
 }
 
 /// Sends the rated rows of this worker's hosts of `crawler` to its writer `dest`, in batches of
@@ -300,7 +324,7 @@ fn write_crawler_rates(
         let run = &batch.runs[k as usize];
         batch.run_rows(k as usize).map(move |r| RateRow {
             url: batch.url_bytes(r),
-            host: run.name.as_bytes(),
+            host: batch.run_host(k as usize),
             importance: batch.importance[r],
             change_rate: batch.change_rate[r],
             complete_obs: batch.complete_obs[r],
@@ -334,7 +358,8 @@ fn write_lead_tables(
         host_rows.extend(h);
         rejected.extend(r);
     }
-    let host_rows = sorted_by_host(host_rows);
+    // the workers' rows arrive sorted: a stable sort finds those runs and merges them
+    host_rows.sort_by(|a, b| a.host.cmp(&b.host));
     rejected.sort_by_key(|r| r.origin);
     let mut written = Vec::new();
     std::fs::create_dir_all(staging.join("hosts"))
@@ -362,32 +387,6 @@ fn write_lead_tables(
         bytes,
     });
     Ok(written)
-}
-
-/// `rows` sorted by host name (names are distinct: each host is one row), comparing the names'
-/// first 8 bytes held in the sort keys before the names themselves, which are scattered over the
-/// heap: a sort of a million host names then misses the cache on ties only.
-fn sorted_by_host(rows: Vec<HostRow>) -> Vec<HostRow> {
-    let prefix = |name: &str| {
-        let mut b = [0u8; 8];
-        let n = name.len().min(8);
-        b[..n].copy_from_slice(&name.as_bytes()[..n]);
-        u64::from_be_bytes(b)
-    };
-    let mut order: Vec<(u64, u32)> = rows
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (prefix(&r.host), i as u32))
-        .collect();
-    order.sort_unstable_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then_with(|| rows[a.1 as usize].host.cmp(&rows[b.1 as usize].host))
-    });
-    let mut slots: Vec<Option<HostRow>> = rows.into_iter().map(Some).collect();
-    order
-        .into_iter()
-        .filter_map(|(_, i)| slots[i as usize].take())
-        .collect()
 }
 
 /// Key-value metadata of every file of the run: its provenance, then what the rates depend on.
