@@ -14,8 +14,10 @@ present in either tree is compared; a file missing on one side is a difference.
   included. A manifest's per-file `bytes` must match where the two files are byte-identical; where
   they are not, that is the file's own difference, reported with the file.
 - stdout/stderr text: byte for byte after masking what differs from run to run whatever the binary
-  (VOLATILE). Every other file (CSV, SVG, rc, _SUCCESS): byte for byte, and so is every file of
-  a case named gen-* (gen's Parquet files are meant to be byte-for-byte reproducible).
+  (VOLATILE); an output folder's lock (.NAME.lock) by its presence only (it names the run and
+  process that held it). Every other file (CSV, SVG, rc, _SUCCESS): byte for byte, and so is
+  every file of a case named gen-* (gen's Parquet files are meant to be byte-for-byte
+  reproducible).
 EXPECTED (default scripts/compare-expected.txt) lists the differences a change makes on purpose,
 one per line, each with why in the comment above it:
 - `REGEX ALLOWANCE`: REGEX is matched against "CASE FILE WHERE", WHERE a JSON path ($.a.b[0]), or
@@ -41,8 +43,9 @@ import pyarrow.parquet as pq
 
 # Text that varies between two runs of the same binary: run's timings and peak RSS, sweep's
 # timings, and timely's connection messages (they depend on which process of a cluster starts
-# first and whether the other was listening yet).
+# first and whether the other was listening yet); and the binary's own file name in usage lines.
 VOLATILE = [
+    (re.compile(r"^Usage: \S+ ", re.M), "Usage: <bin> "),
     (re.compile(r"^  seconds: .*$", re.M), "  seconds: <masked>"),
     (re.compile(r" in [0-9.]+ s \(load [0-9.]+ s,"), " in <s> s (load <s> s,"),
     (re.compile(r"^awaiting connections .*\n", re.M), ""),
@@ -269,6 +272,9 @@ def compare_file(path_a, path_b, name, warnings, allowed):
         except ValueError:  # not JSON (or not on both sides): compared as text
             pass
     a, b = path_a.read_bytes(), path_b.read_bytes()
+    if path_a.name.startswith(".") and path_a.name.endswith(".lock"):
+        # an output folder's lock names the run, process and machine that held it last
+        return None
     if is_output:
         d = text_diff(mask(a.decode(errors="replace")), mask(b.decode(errors="replace")))
     elif a == b:

@@ -38,6 +38,12 @@ pub struct GenArgs {
     /// Number of hosts [default: one per 100 URLs]
     #[arg(long, value_name = "N", help_heading = heading::INPUT)]
     pub host_count: Option<u64>,
+    /// Hosts of one page each, on top of --host-count
+    ///
+    /// The web's long tail of single-page sites. Their pages are spread evenly over the URLs (and
+    /// so over the shards), taken from the Zipf hosts'.
+    #[arg(long, default_value_t = 0, value_name = "N", help_heading = heading::INPUT)]
+    pub single_page_hosts: u64,
     /// Zipf exponent of host sizes (1: the web's law)
     #[arg(long, default_value_t = 1.0, value_name = "EXPONENT", help_heading = heading::INPUT)]
     pub zipf: f64,
@@ -134,6 +140,13 @@ pub fn generate(args: &GenArgs, progress: &Progress) -> Result<Vec<PathBuf>> {
     if hosts == 0 {
         bail!("--host-count must be at least 1");
     }
+    if args.single_page_hosts > args.urls {
+        bail!(
+            "--single-page-hosts ({}) cannot exceed --urls ({})",
+            args.single_page_hosts,
+            args.urls
+        );
+    }
     if !(0.0..=1.0).contains(&args.complete_share) {
         bail!(
             "--complete-share must be in [0, 1], got {}",
@@ -194,6 +207,14 @@ pub fn generate(args: &GenArgs, progress: &Progress) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// The single-page host (0-based, of `tail`) that URL `id` of `urls` is on, if any: the URLs where
+/// floor(id * tail / urls) steps up, evenly spread.
+fn single_page_host(id: u64, urls: u64, tail: u64) -> Option<u64> {
+    let at = |i: u64| (i as u128 * tail as u128 / urls as u128) as u64;
+    let next = at(id + 1);
+    (next > at(id)).then(|| next - 1)
+}
+
 /// Pages generated for each chunk of a shard (and the history's unit of work).
 const CHUNK_ROWS: u64 = 65_536;
 
@@ -219,6 +240,10 @@ pub(crate) struct ShardPages {
     first_id: u64,
     rows: u64,
     done: u64,
+    /// All URLs of the set, its Zipf hosts and its single-page hosts.
+    urls: u64,
+    hosts: u64,
+    single_page_hosts: u64,
 }
 
 /// The pages of shard `shard`: (id of its first page, number of pages).
@@ -250,6 +275,9 @@ impl ShardPages {
             first_id,
             rows,
             done: 0,
+            urls: args.urls,
+            hosts,
+            single_page_hosts: args.single_page_hosts,
         })
     }
 
@@ -273,7 +301,10 @@ impl ShardPages {
         };
         for k in 0..n {
             let id = self.first_id + self.done + k as u64;
-            let rank = self.zipf.sample(&mut self.rng) as u64;
+            let rank = match single_page_host(id, self.urls, self.single_page_hosts) {
+                Some(j) => self.hosts + 1 + j,
+                None => self.zipf.sample(&mut self.rng) as u64,
+            };
             let host = host_name(rank);
             c.urls.push(format!("https://{host}/p/{id:010x}.html"));
             c.hosts.push(host);
@@ -320,7 +351,7 @@ fn write_hosts(args: &GenArgs, hosts: u64, path: &Path) -> Result<()> {
     let mut rng = ChaCha8Rng::seed_from_u64(args.seed.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ 0x405);
     let (mut names, mut delays) = (Vec::new(), Vec::new());
     let big = (hosts / 100).max(1);
-    for rank in 1..=hosts {
+    for rank in 1..=hosts + args.single_page_hosts {
         if let (Some(delay), true) = (args.big_host_delay_s, rank <= big) {
             names.push(host_name(rank));
             delays.push(delay);
@@ -342,4 +373,33 @@ fn write_hosts(args: &GenArgs, hosts: u64, path: &Path) -> Result<()> {
     )?;
     parquet_out::write(path, schema, &[batch], &[])?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_single_page_hosts_hold_one_url_each_spread_over_the_urls() {
+        for (urls, tail) in [
+            (10u64, 3u64),
+            (1000, 1000),
+            (1000, 0),
+            (7, 1),
+            (100_003, 30_001),
+        ] {
+            let hosts: Vec<(u64, u64)> = (0..urls)
+                .filter_map(|id| single_page_host(id, urls, tail).map(|j| (id, j)))
+                .collect();
+            // every tail host exactly once, in order
+            assert_eq!(
+                hosts.iter().map(|h| h.1).collect::<Vec<_>>(),
+                (0..tail).collect::<Vec<_>>()
+            );
+            // evenly spread: tail host j sits in the j-th slice of the URLs
+            for &(id, j) in &hosts {
+                assert!(id * tail < (j + 1) * urls && (j + 1) * urls <= (id + 1) * tail);
+            }
+        }
+    }
 }

@@ -2,6 +2,7 @@
 
 mod common;
 
+use arrow_array::cast::AsArray;
 use common::*;
 
 #[test]
@@ -97,4 +98,42 @@ fn bandwidth_beyond_the_caps_is_reported_unusable() {
     )
     .to_string();
     assert!(human.contains("unusable"), "{human}");
+}
+
+#[test]
+fn the_hosts_table_is_in_name_order_whatever_the_workers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    // names sharing long prefixes (www.siteN.example) and single-page hosts on every worker
+    gen(&data, 30_000, 300, &["--single-page-hosts", "3000", "-q"]);
+    let pages = data.join("pages");
+    let mut tables = Vec::new();
+    for workers in ["1", "3"] {
+        let out = tmp.path().join(format!("out-w{workers}"));
+        run_ok(&[
+            "run",
+            pages.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-w",
+            workers,
+            "-q",
+        ]);
+        let mut names = Vec::new();
+        for b in read_parquet(&out.join("hosts/part-00000.parquet")) {
+            let host = b.column_by_name("host").unwrap().as_string::<i32>().clone();
+            names.extend(host.iter().map(|h| h.unwrap().to_owned()));
+        }
+        assert_eq!(names.len(), 3300);
+        for pair in names.windows(2) {
+            assert!(
+                pair[0].as_bytes() < pair[1].as_bytes(),
+                "{} before {}",
+                pair[0],
+                pair[1]
+            );
+        }
+        tables.push(names);
+    }
+    assert_eq!(tables[0], tables[1]);
 }

@@ -24,8 +24,10 @@ pub struct Arranged {
     texts: Vec<Vec<u8>>,
     /// Where each page's URL is in `texts`, in page order.
     url_at: Vec<UrlAt>,
-    /// Name of each host.
-    pub host_names: Vec<String>,
+    /// Name of each host, back to back (one allocation, not one per host).
+    host_text: String,
+    /// End of each host's name in `host_text`.
+    host_end: Vec<usize>,
     /// Key of each host (for crawler assignment).
     pub host_keys: Vec<u64>,
     /// 128-bit identity of each host (for the canonical order of output rows).
@@ -37,6 +39,13 @@ pub struct Arranged {
 }
 
 impl Arranged {
+    /// Name of host `h`.
+    #[inline]
+    pub fn host_name(&self, h: usize) -> &str {
+        let start = if h == 0 { 0 } else { self.host_end[h - 1] };
+        &self.host_text[start..self.host_end[h]]
+    }
+
     /// URL bytes of page `i`.
     #[inline]
     pub fn url_bytes(&self, i: usize) -> &[u8] {
@@ -232,7 +241,8 @@ pub fn arrange(
     let mut dest: Vec<u32> = vec![u32::MAX; keys.len()];
     let mut offsets = vec![0usize];
     let mut caps = Vec::new();
-    let (mut host_names, mut host_keys, mut host_ids) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut host_text, mut host_end) = (String::new(), Vec::new());
+    let (mut host_keys, mut host_ids) = (Vec::new(), Vec::new());
     let mut host_delays = Vec::new();
     let mut duplicates = Vec::new();
     let mut n = 0usize;
@@ -240,8 +250,8 @@ pub fn arrange(
     while i < keys.len() {
         let host = keys[i].host;
         let (fb, fr) = locate(&starts, keys[i].row);
-        let name = batches[fb].host(fr).to_owned();
-        let delay = delays.get(&name).copied().unwrap_or(plan.default_delay);
+        let name = batches[fb].host(fr);
+        let delay = delays.get(name).copied().unwrap_or(plan.default_delay);
         let cap = if delay.0 > 0.0 {
             politeness_cap(delay).0
         } else {
@@ -258,7 +268,7 @@ pub fn arrange(
                     origin: batch.origin[r],
                     reason: Reason::DuplicateUrl,
                     url: Some(batch.url(r).to_owned()),
-                    host: Some(name.clone()),
+                    host: Some(name.to_owned()),
                     importance: Some(batch.importance[r]),
                     change_rate: Some(batch.change_rate[r]),
                 });
@@ -276,7 +286,8 @@ pub fn arrange(
         // the host's pages are filled in below; only the boundary and the cap are known here
         offsets.push(offsets.last().copied().unwrap_or(0) + pages);
         caps.push(cap);
-        host_names.push(name);
+        host_text.push_str(name);
+        host_end.push(host_text.len());
         let id = join(host);
         host_keys.push(id as u64);
         host_ids.push(id);
@@ -346,7 +357,8 @@ pub fn arrange(
         pages,
         texts,
         url_at,
-        host_names,
+        host_text,
+        host_end,
         host_keys,
         host_ids,
         host_delays,

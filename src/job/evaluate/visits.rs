@@ -261,7 +261,7 @@ fn join(
             join.worst = worse(
                 join.worst.take(),
                 Some(ImpoliteHost {
-                    host: arranged.host_names[h].clone(),
+                    host: arranged.host_name(h).to_owned(),
                     gap_s: gap,
                     min_delay_s: delay.0,
                 }),

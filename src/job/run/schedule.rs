@@ -52,13 +52,13 @@ pub fn schedule(plan: &RunPlan, arranged: &Arranged, solved: &Solved, known: &Kn
         let phases = host_phases(&s.interval_s[range.clone()], offset);
         let mut host_last = NEVER;
         for (i, phase) in range.zip(phases) {
-            host_last = host_last.max(known.last_us[i]);
+            host_last = host_last.max(known.last_us(i));
             let tau = s.interval_s[i];
             if !tau.is_finite() {
                 continue;
             }
             // the clock in seconds from the night's start
-            let clock = known.anchor[i].map(|a| Anchor {
+            let clock = known.anchor(i).map(|a| Anchor {
                 at: (a.at - start as f64) / MICROS_PER_S,
                 served: a.served,
             });

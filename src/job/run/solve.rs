@@ -54,7 +54,13 @@ pub fn solve(
     }
     let (value, objective) = value_of_rates(&problem, &solution.rates);
     let mut intervals = IntervalCounts::default();
-    for h in 0..problem.hosts() {
+    // without bounds no page can sit at one: a pass over every page saved
+    let hosts_to_count = if problem.is_bounded() {
+        problem.hosts()
+    } else {
+        0
+    };
+    for h in 0..hosts_to_count {
         for i in problem.host_pages(h) {
             let b = problem.interval_bound(h, i, solution.rates[i]);
             intervals.urls_at_max_interval += b.at_max_interval as u64;

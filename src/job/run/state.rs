@@ -53,13 +53,29 @@ impl StateChannels {
 /// What the state and the logs say of this worker's pages, page by page, and the counts every
 /// worker agrees on.
 pub struct Known {
-    /// The last fetch known before the night, microseconds since the epoch ([`NEVER`]).
-    pub last_us: Vec<i64>,
-    /// Where each URL's clock stands ([`anchor`], microseconds since the epoch; None: a new URL).
-    pub anchor: Vec<Option<Anchor>>,
+    /// The last fetch known before the night, microseconds since the epoch ([`NEVER`]); empty
+    /// when the night knows no state (every page [`NEVER`]: 8 bytes a URL not held).
+    last_us: Vec<i64>,
+    /// Where each URL's clock stands ([`anchor`], microseconds since the epoch; None: a new URL);
+    /// empty when the night knows no state.
+    anchor: Vec<Option<Anchor>>,
     pub counts: StateCounts,
     /// When the state phase ended on this worker.
     pub done: std::time::Instant,
+}
+
+impl Known {
+    /// The last fetch of page `i` known before the night ([`NEVER`]: none).
+    #[inline]
+    pub fn last_us(&self, i: usize) -> i64 {
+        self.last_us.get(i).copied().unwrap_or(NEVER)
+    }
+
+    /// Where page `i`'s clock stands (None: a new URL).
+    #[inline]
+    pub fn anchor(&self, i: usize) -> Option<Anchor> {
+        self.anchor.get(i).copied().flatten()
+    }
 }
 
 /// Reads the state and the logs of `plan`, sends every row to its host's worker and joins them to
@@ -75,8 +91,8 @@ pub fn known(
     let (index, peers) = (reducer.worker.index(), reducer.worker.peers());
     let n = arranged.pages.len();
     let mut known = Known {
-        last_us: vec![NEVER; n],
-        anchor: vec![None; n],
+        last_us: Vec::new(),
+        anchor: Vec::new(),
         counts: StateCounts::default(),
         done: std::time::Instant::now(),
     };
@@ -84,6 +100,8 @@ pub fn known(
     if fetches == Fetches::Unknown {
         return Ok(known);
     }
+    known.last_us = vec![NEVER; n];
+    known.anchor = vec![None; n];
     let mut counts = StateCounts::default();
     let mut first_invalid: Option<InvalidRate> = None;
     let mut note = |status: &TableStatus| {

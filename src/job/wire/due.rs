@@ -41,7 +41,7 @@ impl DueHost {
     ) -> Option<DueHost> {
         let mut host = DueHost {
             id: arranged.host_ids[h],
-            name: arranged.host_names[h].clone(),
+            name: arranged.host_name(h).to_owned(),
             min_delay_s: arranged.host_delays[h].0,
             not_before_s,
             ..Default::default()

@@ -45,7 +45,7 @@ impl LearnedHost {
     ) -> Option<LearnedHost> {
         let mut host = LearnedHost {
             id: arranged.host_ids[h],
-            name: arranged.host_names[h].clone(),
+            name: arranged.host_name(h).to_owned(),
             ..Default::default()
         };
         for i in arranged.pages.host_pages(h) {

@@ -32,7 +32,7 @@ impl VisitHost {
         let p = &arranged.pages;
         let mut host = VisitHost {
             id: arranged.host_ids[h],
-            name: arranged.host_names[h].clone(),
+            name: arranged.host_name(h).to_owned(),
             min_delay_s: arranged.host_delays[h].0,
             ..Default::default()
         };

@@ -26,7 +26,8 @@ pub fn assign(hosts: &[(u64, f64)], crawlers: u32) -> Vec<u32> {
     let total: f64 = hosts.iter().map(|h| h.1).sum();
     let limit = (1.0 + LOAD_SLACK) * total / crawlers as f64;
     let mut order: Vec<usize> = (0..hosts.len()).collect();
-    order.sort_by(|&a, &b| {
+    // hosts equal in both load and key are interchangeable: an unstable sort gives the same answer
+    order.sort_unstable_by(|&a, &b| {
         hosts[b]
             .1
             .total_cmp(&hosts[a].1)
@@ -37,6 +38,13 @@ pub fn assign(hosts: &[(u64, f64)], crawlers: u32) -> Vec<u32> {
     let mut prefs: Vec<(u64, u32)> = Vec::with_capacity(crawlers as usize);
     for i in order {
         let (key, w) = hosts[i];
+        // the first choice almost always has room: one pass finds it without ranking them all
+        let first = (0..crawlers).map(|c| (score(key, c), c)).max();
+        if let Some((_, c)) = first.filter(|&(_, c)| load[c as usize] + w <= limit) {
+            load[c as usize] += w;
+            out[i] = c;
+            continue;
+        }
         prefs.clear();
         prefs.extend((0..crawlers).map(|c| (score(key, c), c)));
         prefs.sort_unstable_by(|a, b| b.cmp(a));

@@ -47,10 +47,13 @@ impl Demand {
     }
 }
 
-/// One price and what every page's contribution to the demand at it needs.
+/// One price and what every page's contribution to the demand at it needs: computed once per price
+/// (its divisions cost a host of one page as much as the page itself).
 #[derive(Clone, Copy)]
-struct At {
+pub struct At {
     price: f64,
+    /// 1 / price.
+    inv_price: f64,
     /// The window around the price over which steps are smeared ([`STEP_WINDOW`]).
     window_lo: f64,
     window_hi: f64,
@@ -59,10 +62,12 @@ struct At {
 }
 
 impl At {
-    fn new(price: f64) -> Self {
+    /// What the demand at `price` needs.
+    pub fn new(price: f64) -> Self {
         let (window_lo, window_hi) = (price / (1.0 + STEP_WINDOW), price * (1.0 + STEP_WINDOW));
         At {
             price,
+            inv_price: 1.0 / price,
             window_lo,
             window_hi,
             step_density: 1.0 / (window_hi - window_lo),
@@ -281,8 +286,8 @@ fn add_jump_page(d: &mut Demand, page: Page, response: Response, at: &At) {
 /// Each agrees with the reference to a few ulps (tested); pages the identities do not cover (never
 /// changing, or an infinite q) take the reference.
 #[inline]
-fn add_harmonic_incomplete_run(d: &mut Demand, mu: &[f64], lambda: &[f64], price: f64) {
-    let inv_price = 1.0 / price;
+fn add_harmonic_incomplete_run(d: &mut Demand, mu: &[f64], lambda: &[f64], at: &At) {
+    let (price, inv_price) = (at.price, at.inv_price);
     let (mut right, mut left, mut slope) = (d.right, d.left, d.slope);
     for (&mu, &lambda) in mu.iter().zip(lambda) {
         let q = mu * inv_price;
@@ -310,10 +315,16 @@ fn add_harmonic_incomplete_run(d: &mut Demand, mu: &[f64], lambda: &[f64], price
 /// the families' own (see the module notes).
 #[inline]
 pub fn demand(problem: &Problem, h: usize, price: f64) -> Demand {
+    demand_at(problem, h, &At::new(price))
+}
+
+/// [`demand`] at a price prepared once for every host.
+#[inline]
+pub fn demand_at(problem: &Problem, h: usize, at: &At) -> Demand {
+    let price = at.price;
     if problem.is_bounded() {
         return demand_generic(problem, h, price);
     }
-    let at = At::new(price);
     let mut d = Demand::zero();
     let pages = problem.host_pages(h);
     let mut i = pages.start;
@@ -324,10 +335,10 @@ pub fn demand(problem: &Problem, h: usize, price: f64) -> Demand {
             &problem.pages().change_rate()[i..end],
         );
         if family == Response::HarmonicIncomplete {
-            add_harmonic_incomplete_run(&mut d, mu, lambda, price);
+            add_harmonic_incomplete_run(&mut d, mu, lambda, at);
         } else if !with_smooth_family(family, price, mu, lambda, &mut d) {
             for k in i..end {
-                add_jump_page(&mut d, problem.page(k), family, &at);
+                add_jump_page(&mut d, problem.page(k), family, at);
             }
         }
         i = end;

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::demand::{demand, Demand};
+use super::demand::{self, Demand};
 use super::multiplier::Observation;
 use super::problem::Problem;
 use crate::exact_sum::ExactSum;
@@ -134,17 +134,26 @@ pub fn spend_partial_keeping(
         next_below: 0.0,
         ..Default::default()
     };
-    let mut pair = SpendPair {
-        capped: empty.clone(),
-        uncapped: empty,
-    };
+    // A host whose cap binds on neither side of the price adds the same to both partials: it is
+    // added once, to `free`, and `free` to both at the end (exact sums: the same bits). Most hosts
+    // are free, so this halves the work per host, which is most of a round's work on hosts of one
+    // page.
+    let (mut free, mut capped, mut uncapped) = (empty.clone(), empty.clone(), empty);
+    let at = demand::At::new(price);
     for h in 0..problem.hosts() {
-        let d = demand(problem, h, price);
+        let d = demand::demand_at(problem, h, &at);
         demands.push(d);
-        pair.capped.add_host(problem.cap(h), &d);
-        pair.uncapped.add_host(f64::INFINITY, &d);
+        let cap = problem.cap(h);
+        if d.left <= cap && d.right < cap {
+            free.add_host(f64::INFINITY, &d);
+        } else {
+            capped.add_host(cap, &d);
+            uncapped.add_host(f64::INFINITY, &d);
+        }
     }
-    pair
+    capped.combine(free.clone());
+    uncapped.combine(free);
+    SpendPair { capped, uncapped }
 }
 
 impl SpendPartial {
