@@ -162,7 +162,7 @@ pub fn simulate(args: &SimulateArgs, options: &Options) -> Result<SimulationSumm
         let planned = expected(&pages, &rates, weight);
         let learned = oracle.map(|oracle| (costs(&pages, &rates), oracle));
         let served = served(&out, horizon_s)?;
-        let fetches: Vec<(String, i64, bool)> = served
+        let mut fetches: Vec<(String, i64, bool)> = served
             .iter()
             .flat_map(|(url, times)| {
                 times.iter().map(move |&at_s| {
@@ -171,6 +171,8 @@ pub fn simulate(args: &SimulateArgs, options: &Options) -> Result<SimulationSumm
                 })
             })
             .collect();
+        // by URL and time: the served fetches come out of a map, in no order of their own
+        fetches.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
         fetched_out::write(&work.join(format!("fetched-{night:03}.parquet")), &fetches)?;
         // each URL's successful fetches tonight, in time order
         let mut ok: HashMap<&str, Vec<f64>> = HashMap::new();
