@@ -93,12 +93,7 @@ pub struct LearnedTable {
 }
 
 /// A unit of reading work: one row group of one learned file.
-#[derive(Clone, Copy, Debug)]
-pub struct LearnedUnit {
-    pub file: usize,
-    pub row_group: usize,
-    pub first_row: u64,
-}
+pub type LearnedUnit = super::state_in::StateUnit;
 
 /// Opens the learned table of the published output `dir` (its manifest was checked by the state
 /// reader): empty when that run learned nothing.
@@ -146,21 +141,7 @@ pub fn open(dir: &Path) -> Result<LearnedTable> {
 
 /// Every row group of the table, in file order.
 pub fn units(t: &LearnedTable) -> Vec<LearnedUnit> {
-    let mut out = Vec::new();
-    for (f, (_, groups)) in t.files.iter().enumerate() {
-        let mut first_row = 0;
-        for (g, &rows) in groups.iter().enumerate() {
-            if rows > 0 {
-                out.push(LearnedUnit {
-                    file: f,
-                    row_group: g,
-                    first_row,
-                });
-            }
-            first_row += rows;
-        }
-    }
-    out
+    super::state_in::row_groups(&t.files)
 }
 
 /// Reads one unit: `row(url, host, evidence)` for every row whose evidence decodes, `invalid` for

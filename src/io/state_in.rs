@@ -157,8 +157,14 @@ pub fn open(dir: &Path) -> Result<Previous> {
 
 /// Every row group of the previous rates table, in file order.
 pub fn units(p: &Previous) -> Vec<StateUnit> {
+    row_groups(&p.files)
+}
+
+/// Every non-empty row group of `files` (each with its row groups' row counts), in file order,
+/// with the number in its file of its first row.
+pub fn row_groups(files: &[(PathBuf, Vec<u64>)]) -> Vec<StateUnit> {
     let mut out = Vec::new();
-    for (f, (_, groups)) in p.files.iter().enumerate() {
+    for (f, (_, groups)) in files.iter().enumerate() {
         let mut first_row = 0;
         for (g, &rows) in groups.iter().enumerate() {
             if rows > 0 {
