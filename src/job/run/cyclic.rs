@@ -5,15 +5,15 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use revisit_core::schedule::evaluate::TimetableValue;
 use revisit_core::schedule::night::{
     crawler_night, plan_night, NightHost, NightSettings, NightTotals, Planned,
 };
 use revisit_core::schedule::visits::{host_visit_cap, visit_budget, VisitObjective};
 
+use super::write::write_fetches;
 use crate::io::manifest::FileEntry;
-use crate::io::visits_out::{write_visits, VisitRow};
 use crate::job::arrange::{Arranged, URL_PREFETCH_DISTANCE};
 use crate::job::channel::Reducer;
 use crate::job::keys::url_key;
@@ -112,24 +112,13 @@ pub fn write_crawler_visits(
         })
         .collect();
     let served = crawler_night(&views, &night.settings);
-    let path = staging.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap_or(staging))
-        .with_context(|| format!("creating {}", path.display()))?;
-    let rows = served.fetches.iter().map(|&(at_s, h, page)| {
-        let host = &hosts[h as usize];
-        VisitRow {
-            at_s,
-            url: host.urls[page as usize].as_bytes(),
-            host: host.name.as_bytes(),
-        }
-    });
-    let (rows, bytes) = write_visits(&path, rows, night.start_us, metadata)?;
-    Ok((
-        FileEntry {
-            path: rel.to_owned(),
-            rows,
-            bytes,
-        },
-        served.totals,
-    ))
+    let entry = write_fetches(
+        staging,
+        rel,
+        &served.fetches,
+        |h| (&hosts[h].name, &hosts[h].urls),
+        night.start_us,
+        metadata,
+    )?;
+    Ok((entry, served.totals))
 }

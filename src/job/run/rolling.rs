@@ -5,13 +5,13 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use revisit_core::schedule::night::{rolling_night, DueHost as NightHost, NightTotals};
 use revisit_core::units::Seconds;
 
 use super::schedule::Schedule;
+use super::write::write_fetches;
 use crate::io::manifest::FileEntry;
-use crate::io::visits_out::{write_visits, VisitRow};
 use crate::job::arrange::Arranged;
 use crate::job::channel::Shuffle;
 use crate::job::wire::due::{DueBatch, DueHost};
@@ -78,24 +78,13 @@ pub fn write_crawler_night(
         })
         .collect();
     let served = rolling_night(&views, night.crawler_rate, night.horizon);
-    let path = staging.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap_or(staging))
-        .with_context(|| format!("creating {}", path.display()))?;
-    let rows = served.fetches.iter().map(|&(at_s, h, page)| {
-        let host = &hosts[h as usize];
-        VisitRow {
-            at_s,
-            url: host.urls[page as usize].as_bytes(),
-            host: host.name.as_bytes(),
-        }
-    });
-    let (rows, bytes) = write_visits(&path, rows, night.start_us, metadata)?;
-    Ok((
-        FileEntry {
-            path: rel.to_owned(),
-            rows,
-            bytes,
-        },
-        served.totals,
-    ))
+    let entry = write_fetches(
+        staging,
+        rel,
+        &served.fetches,
+        |h| (&hosts[h].name, &hosts[h].urls),
+        night.start_us,
+        metadata,
+    )?;
+    Ok((entry, served.totals))
 }

@@ -22,6 +22,7 @@ use crate::io::manifest::FileEntry;
 use crate::io::pages::Rejected;
 use crate::io::rates_out::{write_rates, RateRow, Size};
 use crate::io::rejected_out::write_rejected;
+use crate::io::visits_out::{write_visits, VisitRow};
 use crate::io::{publish, schema};
 use crate::job::arrange::{Arranged, URL_PREFETCH_DISTANCE};
 use crate::job::channel::Reducer;
@@ -319,6 +320,35 @@ fn send_visits(
     if !batch.hosts.is_empty() {
         channel.send(batch);
     }
+}
+
+/// Writes a crawler's night at `rel`: its `fetches` (time from the night's start, host, page of
+/// the host), each host's name and URLs given by `host`.
+pub(super) fn write_fetches<'a>(
+    staging: &Path,
+    rel: &str,
+    fetches: &[(f64, u32, u32)],
+    host: impl Fn(usize) -> (&'a String, &'a Vec<String>),
+    start_us: i64,
+    metadata: &[(String, String)],
+) -> Result<FileEntry> {
+    let path = staging.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap_or(staging))
+        .with_context(|| format!("creating {}", path.display()))?;
+    let rows = fetches.iter().map(|&(at_s, h, page)| {
+        let (name, urls) = host(h as usize);
+        VisitRow {
+            at_s,
+            url: urls[page as usize].as_bytes(),
+            host: name.as_bytes(),
+        }
+    });
+    let (rows, bytes) = write_visits(&path, rows, start_us, metadata)?;
+    Ok(FileEntry {
+        path: rel.to_owned(),
+        rows,
+        bytes,
+    })
 }
 
 /// Sends the learned pages of the hosts `hosts` of a crawler to its writer `dest`.
