@@ -32,18 +32,9 @@ pub fn assign(
     solved: &Solved,
     progress: &Progress,
 ) -> Assigned {
-    let loads = reducer.all_reduce(HostLoads(
-        arranged
-            .host_keys
-            .iter()
-            .zip(&solved.solution.budgets)
-            .map(|(&k, &b)| (k, b))
-            .collect(),
-    ));
-    let mut all_hosts = loads.0;
-    // by key (keys of distinct hosts differ but with probability ~1e-8 at 10^6 hosts; the budget
-    // then orders them alike on every worker count)
-    all_hosts.sort_unstable_by_key(|h| (h.0, h.1.to_bits()));
+    let all_hosts = reducer
+        .all_reduce(HostLoads::of(&arranged.host_keys, &solved.solution.budgets))
+        .0;
     let assignment = assign_hosts(&all_hosts, plan.crawlers);
     let load_ratio = imbalance(&all_hosts, &assignment, plan.crawlers);
     let largest_host = all_hosts.iter().map(|h| h.1).fold(0.0, f64::max);
@@ -87,13 +78,44 @@ fn local_crawlers(keys: &[u64], all: &[(u64, f64)], assignment: &[u32]) -> Vec<u
     crawler_of
 }
 
-/// Every host's (key, budget), gathered from all workers.
+/// Hosts' (key, budget), sorted by key (keys of distinct hosts differ but with probability ~1e-8
+/// at 10^6 hosts; the budget then orders them alike on every worker count): each worker sorts its
+/// own, and combining merges, so no worker sorts every host.
 #[derive(Clone, Default, Serialize, Deserialize)]
 struct HostLoads(Vec<(u64, f64)>);
 
+impl HostLoads {
+    /// This worker's hosts, by `keys`, with their `budgets`.
+    fn of(keys: &[u64], budgets: &[f64]) -> Self {
+        let mut loads: Vec<(u64, f64)> =
+            keys.iter().copied().zip(budgets.iter().copied()).collect();
+        loads.sort_unstable_by_key(|&h| Self::order(h));
+        HostLoads(loads)
+    }
+
+    #[inline]
+    fn order(h: (u64, f64)) -> (u64, u64) {
+        (h.0, h.1.to_bits())
+    }
+}
+
 impl Combine for HostLoads {
     fn combine(&mut self, o: Self) {
-        self.0.extend(o.0);
+        let (a, b) = (std::mem::take(&mut self.0), o.0);
+        let mut merged = Vec::with_capacity(a.len() + b.len());
+        let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+        while let (Some(&x), Some(&y)) = (a.peek(), b.peek()) {
+            if Self::order(y) < Self::order(x) {
+                merged.push(y);
+                b.next();
+            } else {
+                merged.push(x);
+                a.next();
+            }
+        }
+        merged.extend(a);
+        merged.extend(b);
+        self.0 = merged;
     }
 }
 
@@ -112,5 +134,24 @@ mod tests {
             .collect();
         assert_eq!(local_crawlers(&keys, &all, &assignment), want);
         assert!(local_crawlers(&[], &all, &assignment).is_empty());
+    }
+
+    #[test]
+    fn combined_loads_are_every_host_sorted_in_any_order_of_workers() {
+        let worker = |k: u64| {
+            let keys: Vec<u64> = (0..40).map(|i| (i * 7919 + k * 31) % 97).collect();
+            let budgets: Vec<f64> = keys.iter().map(|&x| (x % 5) as f64).collect();
+            HostLoads::of(&keys, &budgets)
+        };
+        let mut all: Vec<(u64, f64)> = (0..3).flat_map(|k| worker(k).0).collect();
+        all.sort_by_key(|&h| HostLoads::order(h));
+        for order in [[0, 1, 2], [2, 0, 1], [1, 2, 0]] {
+            let mut total = worker(order[0]);
+            total.combine(worker(order[1]));
+            total.combine(worker(order[2]));
+            let bits =
+                |v: &[(u64, f64)]| v.iter().map(|&h| HostLoads::order(h)).collect::<Vec<_>>();
+            assert_eq!(bits(&total.0), bits(&all));
+        }
     }
 }
