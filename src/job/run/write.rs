@@ -62,9 +62,8 @@ pub fn write(
     run_id: &str,
     progress: &Progress,
 ) -> Result<Written> {
-    let (loaded, solved, assigned, night) = (p.loaded, p.solved, p.assigned, p.night);
+    let (loaded, solved, assigned) = (p.loaded, p.solved, p.assigned);
     let index = reducer.worker.index();
-    let peers = reducer.worker.peers();
     let lead = index == 0;
     fail_point("write", index);
     channels.gather.send((
@@ -77,23 +76,84 @@ pub fn write(
     // The staging folder of the run every process agreed on.
     let staging = publish::staging_dir(&plan.out, run_id);
     let metadata = file_metadata(plan, provenance, solved);
-    let visit_metadata = night.map(|n| visits_metadata(&metadata, n));
+    // The lead writes the hosts and rejected tables on a thread of its own, beside its share of
+    // the crawlers: written before them, they held every other worker at the first round (at 3M
+    // hosts, a third of the write phase).
+    let (crawlers, lead_tables) = std::thread::scope(|scope| {
+        let lead_tables = lead.then(|| {
+            scope.spawn(|| write_lead_tables(&staging, gathered, &loaded.files, &metadata))
+        });
+        let crawlers = write_crawlers(reducer, channels, plan, p, &staging, &metadata, progress);
+        (crawlers, lead_tables.map(|t| t.join()))
+    });
+    let CrawlersWritten {
+        mut files,
+        nights,
+        error,
+    } = crawlers;
+    // the lead's tables' error first, as when they were written first
+    let error = match lead_tables {
+        Some(Ok(Ok(f))) => {
+            files.extend(f);
+            error
+        }
+        Some(Ok(Err(e))) => Some((0, format!("{e:#}"))),
+        Some(Err(_)) => Some((0, "writing the hosts and rejected tables failed".into())),
+        None => error,
+    };
+    let mut rates = solved.totals.clone();
+    rates.peak_rss = peak_rss_bytes();
+    let done = reducer.all_reduce(Done {
+        error,
+        files,
+        rates,
+        nights,
+        schedule: p.schedule.counts.clone(),
+    });
+    if let Some((_, message)) = done.error {
+        if lead {
+            std::fs::remove_dir_all(&staging).ok();
+        }
+        anyhow::bail!(message);
+    }
+    Ok(Written {
+        staging,
+        files: done.files,
+        rates: done.rates,
+        nights: done.nights,
+        schedule: done.schedule,
+    })
+}
+
+/// What a worker's crawler partitions came to: its files, its crawlers' nights, its first error.
+struct CrawlersWritten {
+    files: Vec<FileEntry>,
+    nights: NightTotals,
+    error: Option<(u32, String)>,
+}
+
+/// Writes this worker's crawlers' rates (learned tables, visits) into `staging`, in rounds of one
+/// crawler per worker: each worker sends the round's rows to their crawler's writer, which writes
+/// that partition while the others do theirs. Only one round of rows is ever copied at a time.
+fn write_crawlers(
+    reducer: &mut Reducer<'_>,
+    channels: &mut Channels,
+    plan: &RunPlan,
+    p: &Phases,
+    staging: &Path,
+    metadata: &[(String, String)],
+    progress: &Progress,
+) -> CrawlersWritten {
+    let (loaded, assigned, night) = (p.loaded, p.assigned, p.night);
+    let index = reducer.worker.index();
+    let peers = reducer.worker.peers();
+    let visit_metadata = night.map(|n| visits_metadata(metadata, n));
     let mut files = Vec::new();
     let mut nights = NightTotals::default();
     if let Some(Night::Cyclic(n)) = night {
         nights.value = n.unvisited.clone();
     }
     let mut error: Option<(u32, String)> = None;
-    if lead {
-        match write_lead_tables(&staging, gathered, &loaded.files, &metadata) {
-            Ok(f) => files.extend(f),
-            Err(e) => error = Some((0, format!("{e:#}"))),
-        }
-    }
-
-    // Rates, in rounds of one crawler per worker: each worker sends the round's rows to their
-    // crawler's writer, which writes that partition while the others do theirs. Only one round of
-    // rows is ever copied at a time.
     let my_crawlers = (0..plan.crawlers).filter(|c| c % peers as u32 == index as u32);
     let mut phase = progress.phase(my_crawlers.count() as u64, "writing crawlers");
     for first in (0..plan.crawlers).step_by(peers) {
@@ -131,13 +191,13 @@ pub fn write(
         if crawler < plan.crawlers && error.is_none() {
             // Hive partitions without zero padding: DuckDB and Spark read crawler=7 as an integer
             let rel = format!("rates/crawler={crawler}/part-00000.parquet");
-            match write_crawler_rates(&staging, &rel, &mine, &metadata) {
+            match write_crawler_rates(staging, &rel, &mine, metadata) {
                 Ok(entry) => files.push(entry),
                 Err(e) => error = Some((index as u32, format!("{e:#}"))),
             }
             if let (Some(batches), Some(learned)) = (mine_learned, p.learned) {
                 let rel = format!("learned/crawler={crawler}/part-00000.parquet");
-                let mut meta = metadata.clone();
+                let mut meta = metadata.to_vec();
                 meta.extend([
                     ("revisit.units.learned".into(), schema::LEARNED_UNITS.into()),
                     (
@@ -145,7 +205,7 @@ pub fn write(
                         format!("{}", learned.first_observation),
                     ),
                 ]);
-                match write_crawler_learned(&staging, &rel, batches, &meta) {
+                match write_crawler_learned(staging, &rel, batches, &meta) {
                     Ok(entry) => files.push(entry),
                     Err(e) => error = Some((index as u32, format!("{e:#}"))),
                 }
@@ -153,10 +213,10 @@ pub fn write(
             let rel = format!("visits/crawler={crawler}/part-00000.parquet");
             let written = match (night, &visit_metadata, mine_visits, mine_due) {
                 (Some(Night::Cyclic(n)), Some(meta), Some(batches), _) => {
-                    Some(write_crawler_visits(&staging, &rel, batches, n, meta))
+                    Some(write_crawler_visits(staging, &rel, batches, n, meta))
                 }
                 (Some(Night::Rolling(n)), Some(meta), _, Some(batches)) => {
-                    Some(write_crawler_night(&staging, &rel, batches, n, meta))
+                    Some(write_crawler_night(staging, &rel, batches, n, meta))
                 }
                 _ => None,
             };
@@ -172,28 +232,11 @@ pub fn write(
         }
     }
     phase.finish();
-    let mut rates = solved.totals.clone();
-    rates.peak_rss = peak_rss_bytes();
-    let done = reducer.all_reduce(Done {
-        error,
+    CrawlersWritten {
         files,
-        rates,
         nights,
-        schedule: p.schedule.counts.clone(),
-    });
-    if let Some((_, message)) = done.error {
-        if lead {
-            std::fs::remove_dir_all(&staging).ok();
-        }
-        anyhow::bail!(message);
+        error,
     }
-    Ok(Written {
-        staging,
-        files: done.files,
-        rates: done.rates,
-        nights: done.nights,
-        schedule: done.schedule,
-    })
 }
 
 /// This worker's rows of the hosts table (cap, demand and budget per horizon), sorted by host
