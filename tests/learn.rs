@@ -201,6 +201,15 @@ fn learned_rates_equal_the_stand_alone_estimate_on_any_workers() {
         assert_eq!(s["history_used"], s["history_rows"], "{s}");
         let urls = s["urls_observed"].as_u64().unwrap() + s["urls_on_prior"].as_u64().unwrap();
         assert_eq!(urls, pages.len() as u64, "{s}");
+        // the learning has a phase time of its own, and the phases add up to at most the total
+        let seconds = summary(&out)["seconds"].clone();
+        let phase = |k: &str| seconds[k].as_f64().unwrap_or(-1.0);
+        assert!(phase("learn") > 0.0, "{seconds}");
+        let phases: f64 = ["read", "exchange", "learn", "state", "solve", "write"]
+            .iter()
+            .map(|k| phase(k))
+            .sum();
+        assert!(phases <= phase("total") + 1e-9, "{seconds}");
     }
     let out = tmp.path().join("p2");
     let args = [

@@ -27,6 +27,9 @@ pub struct PhaseSeconds {
     pub read: f64,
     /// Waiting for every worker's records, then grouping by host and removing duplicates.
     pub exchange: f64,
+    /// Reading the crawl history (and the previous learned table), joining it to the pages and
+    /// estimating their change rates (0 without --history).
+    pub learn: f64,
     /// Reading the previous night's schedule and the fetch logs, sending them to their hosts'
     /// workers and joining them to the pages (0 on a first night).
     pub state: f64,
@@ -942,9 +945,14 @@ impl Summary {
             );
         }
         s += &format!(
-            "  seconds: read {:.2}, exchange {:.2}, state {:.2}, solve {:.2}, write {:.2}, total {:.2}; peak RSS {}\n",
+            "  seconds: read {:.2}, exchange {:.2}, {}state {:.2}, solve {:.2}, write {:.2}, total {:.2}; peak RSS {}\n",
             self.seconds.read,
             self.seconds.exchange,
+            if self.learned.is_some() {
+                format!("learn {:.2}, ", self.seconds.learn)
+            } else {
+                String::new()
+            },
             self.seconds.state,
             self.seconds.solve,
             self.seconds.write,

@@ -4,6 +4,8 @@
 //! `estimate`'s code ([`revisit_core::estimate::learn`]). The history is read in time slices (see
 //! [`history::slices`]), so only one slice's rows are ever held. Every row is accounted for.
 
+use std::time::Instant;
+
 use anyhow::{bail, Result};
 use revisit_core::estimate::{learn, Estimate, Evidence, Observation, Window};
 use revisit_core::reduce::{AllReduce, Combine};
@@ -55,6 +57,8 @@ pub struct Learned {
     /// The history's first observation, days since the epoch (every worker's).
     pub first_observation: f64,
     pub counts: LearnCounts,
+    /// When learning ended, on this worker.
+    pub done: Instant,
 }
 
 /// The smallest first observation of every worker.
@@ -270,6 +274,7 @@ pub fn learn_rates(
         estimates,
         first_observation: first,
         counts,
+        done: Instant::now(),
     })
 }
 

@@ -235,6 +235,7 @@ fn summarize(
     let write_done = Instant::now();
     let started = progress.started();
     let (loaded, solution) = (p.loaded, &p.solved.solution);
+    let learned_done = p.learned.map_or(loaded.arrange_done, |l| l.done);
     let summary = Summary::assemble(RunFacts {
         plan,
         provenance,
@@ -277,7 +278,8 @@ fn summarize(
         seconds: PhaseSeconds {
             read: (loaded.read_done - started).as_secs_f64(),
             exchange: (loaded.arrange_done - loaded.read_done).as_secs_f64(),
-            state: (p.known.done - loaded.arrange_done).as_secs_f64(),
+            learn: (learned_done - loaded.arrange_done).as_secs_f64(),
+            state: (p.known.done - learned_done).as_secs_f64(),
             solve: (p.solved.done - p.known.done).as_secs_f64(),
             write: (write_done - p.solved.done).as_secs_f64(),
             total: (write_done - started).as_secs_f64(),
