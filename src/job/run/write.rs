@@ -16,7 +16,7 @@ use super::learn::Learned;
 use super::rolling::{self, write_crawler_night};
 use super::state::NEVER;
 use super::{Channels, Night, Phases};
-use crate::io::hosts_out::{write_hosts, HostRow};
+use crate::io::hosts_out::{write_hosts, HostRow, HostRows};
 use crate::io::learned::{self, LearnedRow, FIRST_OBSERVATION_KEY};
 use crate::io::manifest::FileEntry;
 use crate::io::pages::Rejected;
@@ -246,21 +246,22 @@ fn host_rows(
     loaded: &Loaded,
     solved: &super::solve::Solved,
     assigned: &super::assign::Assigned,
-) -> Vec<HostRow> {
+) -> HostRows {
     let (a, horizon) = (&loaded.arranged, plan.pages.horizon);
     let s = &solved.solution;
-    by_name(a)
-        .into_iter()
-        .map(|h| HostRow {
-            host: a.host_name(h).to_owned(),
+    let mut rows = HostRows::with_capacity(a.pages.hosts());
+    for h in by_name(a) {
+        rows.push(HostRow {
+            host: a.host_name(h),
             crawler: assigned.crawler_of[h],
             cap: per_horizon(PerDay(a.pages.cap(h)), horizon),
             demand: per_horizon(PerDay(s.hosts[h].demand), horizon),
             budget: per_horizon(PerDay(s.budgets[h]), horizon),
             capped: s.hosts[h].capped,
             multiplier: s.hosts[h].price,
-        })
-        .collect()
+        });
+    }
+    rows
 }
 
 /// This worker's hosts in the order of their names (distinct: a host is one row). The sort keys
@@ -512,21 +513,20 @@ fn write_lead_tables(
 ) -> Result<Vec<FileEntry>> {
     let mut host_rows = Vec::new();
     let mut rejected = Vec::new();
+    // in any order: a host is one worker's, so no two parts hold the same name
     for (_, bytes) in gathered {
-        let (h, r): (Vec<HostRow>, Vec<Rejected>) =
+        let (h, r): (HostRows, Vec<Rejected>) =
             bincode::deserialize(&bytes).context("decoding host rows")?;
-        host_rows.extend(h);
+        host_rows.push(h);
         rejected.extend(r);
     }
-    // the workers' rows arrive sorted: a stable sort finds those runs and merges them
-    host_rows.sort_by(|a, b| a.host.cmp(&b.host));
     rejected.sort_by_key(|r| r.origin);
     let mut written = Vec::new();
     std::fs::create_dir_all(staging.join("hosts"))
         .with_context(|| format!("creating {}", staging.display()))?;
     let (n, bytes) = write_hosts(
         &staging.join("hosts/part-00000.parquet"),
-        &host_rows,
+        HostRows::merged(&host_rows),
         metadata,
     )?;
     written.push(FileEntry {
