@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Two builds of revisit side by side: runs BEFORE and AFTER in turn on each workload, REPS times,
+# in one invocation (so both see the same machine), with the bare I/O measured before each pair,
+# and prints one JSON line per run plus one summary line per workload with the medians. On this
+# shared machine absolute times move by 2-4x between invocations; only figures from one invocation
+# compare.
+#
+#   scripts/bench-ab.sh BEFORE_BIN AFTER_BIN                       # zipf-10m and hosts-10m, 3 reps
+#   REPS=5 scripts/bench-ab.sh /path/old/revisit target/release/revisit hosts-10m
+#
+# Workloads and their data as in scripts/bench.sh (run it once to generate them; BENCH_DIR).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+before=$(realpath -m "${1:?usage: bench-ab.sh BEFORE_BIN AFTER_BIN [WORKLOAD...]}")
+after=$(realpath -m "${2:?usage: bench-ab.sh BEFORE_BIN AFTER_BIN [WORKLOAD...]}")
+shift 2
+[ $# -gt 0 ] || set -- zipf-10m hosts-10m
+reps=${REPS:-3}
+workers=${WORKERS:-2}
+for bin in "$before" "$after"; do
+  [ -x "$bin" ] || { echo "bench-ab: no executable $bin" >&2; exit 2; }
+done
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+lines=$scratch/lines.jsonl
+for rep in $(seq "$reps"); do
+  for workload in "$@"; do
+    n=${workload#*-}
+    n=${n,,}; n=${n/k/000}; n=${n/m/000000}; n=${n/g/000000000}
+    case ${workload%%-*} in
+      zipf) dir=${BENCH_DIR:-bench-data}/$n ;;
+      hosts) dir=${BENCH_DIR:-bench-data}/hosts-$n ;;
+      *) echo "bench-ab: unknown workload $workload (zipf-N or hosts-N)" >&2; exit 2 ;;
+    esac
+    [ -f "$dir/hosts.parquet" ] || { echo "bench-ab: no data for $workload in $dir: run scripts/bench.sh $workload once" >&2; exit 2; }
+    bare=$("$after" bench-io "$dir/pages" --out "$scratch/bare" -w "$workers")
+    rm -rf "$scratch/bare"
+    for side in before after; do
+      bin=$before; [ $side = after ] && bin=$after
+      rm -rf "$scratch/out"
+      start=$(date +%s.%N)
+      "$bin" run "$dir/pages" --hosts "$dir/hosts.parquet" --out "$scratch/out" -w "$workers" \
+        --start 2026-11-23T00:00:00Z -q >/dev/null
+      end=$(date +%s.%N)
+      python3 - "$workload" "$side" "$rep" "$start" "$end" "$bare" "$scratch/out/summary.json" \
+        "$n" <<'PY' | tee -a "$lines"
+import json, sys
+workload, side, rep, start, end, bare, summary, urls = sys.argv[1:]
+s = json.load(open(summary))
+print(json.dumps({
+    "workload": workload, "side": side, "rep": int(rep),
+    "end_to_end_s": round(float(end) - float(start), 3),
+    "bare_io_s": round(json.loads(bare)["seconds"], 3),
+    "phases_s": {k: round(v, 3) for k, v in s["seconds"].items()},
+    "peak_rss_bytes_per_url": round(s["peak_rss_bytes"] / int(urls), 1),
+}))
+PY
+    done
+  done
+done
+python3 - "$lines" <<'PY'
+import json, statistics, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+for w in dict.fromkeys(r["workload"] for r in runs):
+    med = lambda side, f: statistics.median(f(r) for r in runs if r["workload"] == w and r["side"] == side)
+    line = {"workload": w, "medians_of": sum(r["workload"] == w for r in runs) // 2,
+            "bare_io_s": med("before", lambda r: r["bare_io_s"])}
+    for side in ("before", "after"):
+        line[side] = {"end_to_end_s": med(side, lambda r: r["end_to_end_s"]),
+                      "write_s": med(side, lambda r: r["phases_s"]["write"]),
+                      "peak_rss_bytes_per_url": med(side, lambda r: r["peak_rss_bytes_per_url"])}
+    line["after_over_before"] = round(line["after"]["end_to_end_s"] / line["before"]["end_to_end_s"], 3)
+    print(json.dumps(line))
+PY
