@@ -95,19 +95,10 @@ pub fn open_planned(paths: &[PathBuf]) -> Result<Vec<LogFile>> {
             check_column(path, schema, VISITS_TIME, Kind::Timestamp, true)?;
             Ok(LogFile::Parquet {
                 path: path.clone(),
-                row_groups: row_groups(&builder),
+                row_groups: super::row_groups::row_counts(builder.metadata()),
                 time: Time::Stamp(VISITS_TIME),
             })
         })
-        .collect()
-}
-
-fn row_groups<T>(builder: &parquet::arrow::arrow_reader::ArrowReaderBuilder<T>) -> Vec<u64> {
-    builder
-        .metadata()
-        .row_groups()
-        .iter()
-        .map(|rg| rg.num_rows() as u64)
         .collect()
 }
 
@@ -153,7 +144,7 @@ fn open(path: &Path) -> Result<LogFile> {
     check_column(path, schema, "host", Kind::Text, false)?;
     Ok(LogFile::Parquet {
         path: path.to_path_buf(),
-        row_groups: row_groups(&builder),
+        row_groups: super::row_groups::row_counts(builder.metadata()),
         time,
     })
 }
@@ -174,19 +165,13 @@ pub fn units(files: &[LogFile]) -> Vec<LogUnit> {
                 part: 0,
                 first_row: 0,
             }),
-            LogFile::Parquet { row_groups, .. } => {
-                let mut first_row = 0;
-                for (g, &rows) in row_groups.iter().enumerate() {
-                    if rows > 0 {
-                        out.push(LogUnit {
-                            file: f,
-                            part: g,
-                            first_row,
-                        });
-                    }
-                    first_row += rows;
-                }
-            }
+            LogFile::Parquet { row_groups, .. } => out.extend(
+                super::row_groups::nonempty(row_groups).map(|(part, first_row)| LogUnit {
+                    file: f,
+                    part,
+                    first_row,
+                }),
+            ),
         }
     }
     out

@@ -176,11 +176,7 @@ fn open(path: &Path) -> Result<HistoryFile> {
     }
     Ok(HistoryFile::Parquet {
         path: path.to_path_buf(),
-        row_groups: meta
-            .row_groups()
-            .iter()
-            .map(|rg| rg.num_rows() as u64)
-            .collect(),
+        row_groups: super::row_groups::row_counts(meta),
         time,
         range,
     })
@@ -239,19 +235,13 @@ pub fn units(files: &[HistoryFile], which: &[usize]) -> Vec<HistoryUnit> {
                 part: 0,
                 first_row: 0,
             }),
-            HistoryFile::Parquet { row_groups, .. } => {
-                let mut first_row = 0;
-                for (g, &rows) in row_groups.iter().enumerate() {
-                    if rows > 0 {
-                        out.push(HistoryUnit {
-                            file: f,
-                            part: g,
-                            first_row,
-                        });
-                    }
-                    first_row += rows;
-                }
-            }
+            HistoryFile::Parquet { row_groups, .. } => out.extend(
+                super::row_groups::nonempty(row_groups).map(|(part, first_row)| HistoryUnit {
+                    file: f,
+                    part,
+                    first_row,
+                }),
+            ),
         }
     }
     out

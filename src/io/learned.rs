@@ -128,12 +128,7 @@ pub fn open(dir: &Path) -> Result<LearnedTable> {
             ),
             (Some(d), _) => table.first_observation = Some(d),
         }
-        let groups = builder
-            .metadata()
-            .row_groups()
-            .iter()
-            .map(|g| g.num_rows() as u64)
-            .collect();
+        let groups = super::row_groups::row_counts(builder.metadata());
         table.files.push((path, groups));
     }
     Ok(table)

@@ -29,6 +29,7 @@ pub mod publish;
 pub mod rates_in;
 pub mod rates_out;
 pub mod rejected_out;
+pub mod row_groups;
 pub mod schema;
 pub mod state_in;
 pub mod sweep_table;

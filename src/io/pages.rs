@@ -219,12 +219,7 @@ fn open(path: &Path, key: PolitenessKey) -> Result<PageFile> {
     if let Some(column) = key.column() {
         check_column(path, schema, column, Kind::Text, true)?;
     }
-    let row_groups = builder
-        .metadata()
-        .row_groups()
-        .iter()
-        .map(|rg| rg.num_rows() as u64)
-        .collect();
+    let row_groups = super::row_groups::row_counts(builder.metadata());
     Ok(PageFile {
         path: path.to_path_buf(),
         text: None,
@@ -250,18 +245,14 @@ pub fn units(files: &[PageFile]) -> Vec<Unit> {
             });
             continue;
         }
-        let mut first_row = 0;
-        for (g, &rows) in file.row_groups.iter().enumerate() {
-            if rows > 0 {
-                out.push(Unit {
-                    file: f as u32,
-                    row_group: g,
-                    first_row,
-                    rows: Some(rows),
-                });
-            }
-            first_row += rows;
-        }
+        out.extend(
+            super::row_groups::nonempty(&file.row_groups).map(|(g, first_row)| Unit {
+                file: f as u32,
+                row_group: g,
+                first_row,
+                rows: Some(file.row_groups[g]),
+            }),
+        );
     }
     out
 }

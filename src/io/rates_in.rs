@@ -89,12 +89,7 @@ fn open(path: &Path) -> Result<RatesFile> {
         check_column(path, schema, column, kind, true)?;
     }
     check_column(path, schema, "host", Kind::Text, false)?;
-    let row_groups = builder
-        .metadata()
-        .row_groups()
-        .iter()
-        .map(|rg| rg.num_rows() as u64)
-        .collect();
+    let row_groups = super::row_groups::row_counts(builder.metadata());
     Ok(RatesFile::Parquet {
         path: path.to_path_buf(),
         row_groups,
@@ -117,19 +112,13 @@ pub fn units(files: &[RatesFile]) -> Vec<RatesUnit> {
                 part: 0,
                 first_row: 0,
             }),
-            RatesFile::Parquet { row_groups, .. } => {
-                let mut first_row = 0;
-                for (g, &rows) in row_groups.iter().enumerate() {
-                    if rows > 0 {
-                        out.push(RatesUnit {
-                            file: f,
-                            part: g,
-                            first_row,
-                        });
-                    }
-                    first_row += rows;
-                }
-            }
+            RatesFile::Parquet { row_groups, .. } => out.extend(
+                super::row_groups::nonempty(row_groups).map(|(part, first_row)| RatesUnit {
+                    file: f,
+                    part,
+                    first_row,
+                }),
+            ),
         }
     }
     out

@@ -128,12 +128,7 @@ pub fn open(dir: &Path) -> Result<Previous> {
             Some(_) => {}
             None => night = Some((start_us, horizon_s, path.clone())),
         }
-        let row_groups: Vec<u64> = builder
-            .metadata()
-            .row_groups()
-            .iter()
-            .map(|rg| rg.num_rows() as u64)
-            .collect();
+        let row_groups: Vec<u64> = super::row_groups::row_counts(builder.metadata());
         if row_groups.iter().sum::<u64>() != rows {
             bail!(
                 "--previous {name}: {} holds {} rows, its {MANIFEST} {rows}: an altered output",
@@ -163,21 +158,17 @@ pub fn units(p: &Previous) -> Vec<StateUnit> {
 /// Every non-empty row group of `files` (each with its row groups' row counts), in file order,
 /// with the number in its file of its first row.
 pub fn row_groups(files: &[(PathBuf, Vec<u64>)]) -> Vec<StateUnit> {
-    let mut out = Vec::new();
-    for (f, (_, groups)) in files.iter().enumerate() {
-        let mut first_row = 0;
-        for (g, &rows) in groups.iter().enumerate() {
-            if rows > 0 {
-                out.push(StateUnit {
-                    file: f,
-                    row_group: g,
-                    first_row,
-                });
-            }
-            first_row += rows;
-        }
-    }
-    out
+    files
+        .iter()
+        .enumerate()
+        .flat_map(|(f, (_, groups))| {
+            super::row_groups::nonempty(groups).map(move |(row_group, first_row)| StateUnit {
+                file: f,
+                row_group,
+                first_row,
+            })
+        })
+        .collect()
 }
 
 /// Reads one unit: `row` for every row with a url, host, interval and next fetch, `invalid` for the

@@ -93,12 +93,7 @@ fn open(path: &Path) -> Result<VisitsFile> {
         },
         None => None,
     };
-    let row_groups = builder
-        .metadata()
-        .row_groups()
-        .iter()
-        .map(|rg| rg.num_rows() as u64)
-        .collect();
+    let row_groups = super::row_groups::row_counts(builder.metadata());
     Ok(VisitsFile {
         path: path.to_path_buf(),
         row_groups,
@@ -159,21 +154,17 @@ pub fn horizon(
 
 /// Every row group of `files`, in file order.
 pub fn units(files: &[VisitsFile]) -> Vec<VisitsUnit> {
-    let mut out = Vec::new();
-    for (f, file) in files.iter().enumerate() {
-        let mut first_row = 0;
-        for (g, &rows) in file.row_groups.iter().enumerate() {
-            if rows > 0 {
-                out.push(VisitsUnit {
-                    file: f,
-                    part: g,
-                    first_row,
-                });
-            }
-            first_row += rows;
-        }
-    }
-    out
+    files
+        .iter()
+        .enumerate()
+        .flat_map(|(f, file)| {
+            super::row_groups::nonempty(&file.row_groups).map(move |(part, first_row)| VisitsUnit {
+                file: f,
+                part,
+                first_row,
+            })
+        })
+        .collect()
 }
 
 /// Reads one unit: `row(url, host, at_s)` for every row with a url and an at_s in [0, horizon_s),
