@@ -35,7 +35,24 @@ pub struct Demand {
     pub next_below: f64,
 }
 
+/// A host's demand at one price as kept to price the host once the multiplier is known: both
+/// one-sided limits (16 bytes a host where a [`Demand`] takes 40, written every round).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Limits {
+    pub right: f64,
+    pub left: f64,
+}
+
 impl Demand {
+    /// Both one-sided limits.
+    #[inline]
+    pub fn limits(&self) -> Limits {
+        Limits {
+            right: self.right,
+            left: self.left,
+        }
+    }
+
     fn zero() -> Self {
         Demand {
             right: 0.0,
@@ -276,29 +293,13 @@ fn add_jump_page(d: &mut Demand, page: Page, response: Response, at: &At) {
     }
 }
 
-/// Adds a run of harmonic pages with incomplete observations without a floor, rate and slope from
-/// one square root and two divisions where [`harmonic::incomplete_rate`] and
-/// [`harmonic::incomplete_slope`] take four divisions (the loop is bound by the divider).
-///
-/// With q = mu/theta and s = sqrt(1 + 4q/lambda), NeurIPS'19 eq. 5's root is r = 2q/(1+s), and
-/// differentiating r (r + lambda) = q lambda gives dr/dtheta = -r (r+lambda)/(theta (2r+lambda))
-/// = -q/(theta s), as r (r+lambda) = q lambda and 2r + lambda = lambda s; both share 1/(s (1+s)).
-/// Each agrees with the reference to a few ulps (tested); pages the identities do not cover (never
-/// changing, or an infinite q) take the reference.
+/// Adds a run of harmonic pages with incomplete observations without a floor (see
+/// [`harmonic_incomplete_page`]).
 #[inline]
 fn add_harmonic_incomplete_run(d: &mut Demand, mu: &[f64], lambda: &[f64], at: &At) {
-    let (price, inv_price) = (at.price, at.inv_price);
     let (mut right, mut left, mut slope) = (d.right, d.left, d.slope);
     for (&mu, &lambda) in mu.iter().zip(lambda) {
-        let q = mu * inv_price;
-        let (r, dr) = if lambda > 0.0 && q.is_finite() {
-            let s = (1.0 + 4.0 * q / lambda).sqrt();
-            let shared = 1.0 / (s * (1.0 + s));
-            (2.0 * q * s * shared, -(q * inv_price) * (1.0 + s) * shared)
-        } else {
-            let r = harmonic::incomplete_rate(mu, lambda, price);
-            (r, harmonic::incomplete_slope(lambda, price, r))
-        };
+        let (r, dr) = harmonic_incomplete_page(mu, lambda, at);
         right += r.max(0.0);
         left += r.max(0.0);
         if r > 0.0 {
@@ -306,6 +307,171 @@ fn add_harmonic_incomplete_run(d: &mut Demand, mu: &[f64], lambda: &[f64], at: &
         }
     }
     (d.right, d.left, d.slope) = (right, left, slope);
+}
+
+/// The rate and slope at `at` of a harmonic page with incomplete observations, from one square
+/// root and two divisions where [`harmonic::incomplete_rate`] and [`harmonic::incomplete_slope`]
+/// take four divisions (the demand's loops are bound by the divider).
+///
+/// With q = mu/theta and s = sqrt(1 + 4q/lambda), NeurIPS'19 eq. 5's root is r = 2q/(1+s), and
+/// differentiating r (r + lambda) = q lambda gives dr/dtheta = -r (r+lambda)/(theta (2r+lambda))
+/// = -q/(theta s), as r (r+lambda) = q lambda and 2r + lambda = lambda s; both share 1/(s (1+s)).
+/// Each agrees with the reference to a few ulps (tested); pages the identities do not cover (never
+/// changing, or an infinite q) take the reference.
+#[inline(always)]
+fn harmonic_incomplete_page(mu: f64, lambda: f64, at: &At) -> (f64, f64) {
+    let (price, inv_price) = (at.price, at.inv_price);
+    let q = mu * inv_price;
+    if lambda > 0.0 && q.is_finite() {
+        let s = (1.0 + 4.0 * q / lambda).sqrt();
+        let shared = 1.0 / (s * (1.0 + s));
+        (2.0 * q * s * shared, -(q * inv_price) * (1.0 + s) * shared)
+    } else {
+        let r = harmonic::incomplete_rate(mu, lambda, price);
+        (r, harmonic::incomplete_slope(lambda, price, r))
+    }
+}
+
+/// Whether `family`'s response is continuous in the price (no jump): the families
+/// [`with_smooth_family`] specialises.
+#[inline]
+pub fn is_smooth(family: Response) -> bool {
+    !matches!(
+        family,
+        Response::BinaryComplete | Response::FixedInterval | Response::BinaryDiscrete
+    )
+}
+
+/// Pages whose responses the walk over every host computes before summing them by host: enough
+/// independent divisions and square roots for the CPU to overlap, few enough for the stack.
+const CHUNK: usize = 256;
+
+/// A run of one smooth family's responses and slopes at one price, page by page.
+struct ChunkMap<'a> {
+    rate: &'a mut [f64],
+    slope: &'a mut [f64],
+}
+
+impl SmoothRun for ChunkMap<'_> {
+    #[inline(always)]
+    fn run(
+        &mut self,
+        mu: &[f64],
+        lambda: &[f64],
+        rate: impl Fn(f64, f64) -> f64,
+        slope: impl Fn(f64, f64, f64) -> f64,
+    ) {
+        let out = self.rate.iter_mut().zip(self.slope.iter_mut());
+        for ((&mu, &lambda), (r, s)) in mu.iter().zip(lambda).zip(out) {
+            *r = rate(mu, lambda);
+            // many pages of the binary objective are starved: their slope is not needed
+            *s = if *r > 0.0 { slope(mu, lambda, *r) } else { 0.0 };
+        }
+    }
+}
+
+/// Adds pages' responses `rate` and slopes `slope` (taken where the rate is positive) to `d`.
+#[inline(always)]
+fn add_responses(d: &mut Demand, rate: &[f64], slope: &[f64]) {
+    let (mut right, mut left, mut sum_slope) = (d.right, d.left, d.slope);
+    for (&r, &s) in rate.iter().zip(slope) {
+        right += r.max(0.0);
+        left += r.max(0.0);
+        if r > 0.0 {
+            sum_slope += s;
+        }
+    }
+    (d.right, d.left, d.slope) = (right, left, sum_slope);
+}
+
+/// Calls `host(h, d)` with every host's demand at `at`, in host order: what [`demand_at`] gives
+/// for each host, bit for bit, in one walk over the pages.
+///
+/// Why a walk: on hosts of one page, a call per host computes one page's chain of divisions and
+/// square root at a time (about 40 ns), where pages taken in chunks, responses first and sums by
+/// host after, overlap in the CPU (measured by `cargo bench -p revisit-core --bench solve`).
+pub fn each_host_demand(problem: &Problem, at: &At, mut host: impl FnMut(usize, &Demand)) {
+    let hosts = problem.hosts();
+    if problem.is_bounded() {
+        for h in 0..hosts {
+            host(h, &demand_generic(problem, h, at.price));
+        }
+        return;
+    }
+    let pages = problem.pages();
+    let (mu, lambda) = (pages.importance(), pages.change_rate());
+    let complete = pages.complete_obs();
+    let families = [false, true].map(|c| Response::of(problem.objective(), c));
+    let smooth = families.map(is_smooth);
+    let all_smooth = smooth == [true, true];
+    let (mut rate, mut slope) = ([0.0; CHUNK], [0.0; CHUNK]);
+    let mut h = 0;
+    let mut host_end = if hosts > 0 {
+        problem.host_pages(0).end
+    } else {
+        0
+    };
+    let mut d = Demand::zero();
+    for start in (0..mu.len()).step_by(CHUNK) {
+        let end = (start + CHUNK).min(mu.len());
+        // responses, a run of one family at a time (jump families are left to the sums)
+        let mut i = start;
+        while i < end {
+            let (family, run) = (problem.response(i), run_end(problem, i, end));
+            let (r, s) = (
+                &mut rate[i - start..run - start],
+                &mut slope[i - start..run - start],
+            );
+            if family == Response::HarmonicIncomplete {
+                for (k, (r, s)) in r.iter_mut().zip(s).enumerate() {
+                    (*r, *s) = harmonic_incomplete_page(mu[i + k], lambda[i + k], at);
+                }
+            } else {
+                let mut map = ChunkMap { rate: r, slope: s };
+                with_smooth_family(family, at.price, &mu[i..run], &lambda[i..run], &mut map);
+            }
+            i = run;
+        }
+        // sums, in page order, host by host: each host's share of the chunk in one loop
+        let mut i = start;
+        while i < end {
+            while i == host_end {
+                host(h, &d);
+                d = Demand::zero();
+                h += 1;
+                host_end = problem.host_pages(h).end;
+            }
+            let part = i..host_end.min(end);
+            i = part.end;
+            let (r, s) = (
+                &rate[part.start - start..i - start],
+                &slope[part.start - start..],
+            );
+            if all_smooth {
+                add_responses(&mut d, r, s);
+                continue;
+            }
+            let mut p = part.start;
+            while p < part.end {
+                let (c, run) = (complete[p] as usize, run_end(problem, p, part.end));
+                let k = p - part.start;
+                if smooth[c] {
+                    add_responses(&mut d, &r[k..k + run - p], &s[k..k + run - p]);
+                } else {
+                    for q in p..run {
+                        add_jump_page(&mut d, problem.page(q), families[c], at);
+                    }
+                }
+                p = run;
+            }
+        }
+    }
+    // the last host, and any without pages after it
+    while h < hosts {
+        host(h, &d);
+        d = Demand::zero();
+        h += 1;
+    }
 }
 
 /// Demand of host `h`'s pages at `price`, each within its box, summed in page order (deterministic).
@@ -375,6 +541,65 @@ pub fn page_rate(problem: &Problem, h: usize, i: usize, price: f64, fill: f64) -
             right + fill * (b.clip(response.rate_left(page, price)) - right)
         }
         _ => right,
+    }
+}
+
+/// Writes into `rates` the rate of every page of `pages` at `price` with `fill` of the steps there
+/// taken, as [`page_rate`] gives each, bit for bit, on a problem without bounds (every page of
+/// `pages` belongs to a host priced at `price`): runs of a smooth family in a loop of their own.
+pub fn rates_at(
+    problem: &Problem,
+    pages: std::ops::Range<usize>,
+    price: f64,
+    fill: f64,
+    rates: &mut [f64],
+) {
+    debug_assert!(!problem.is_bounded() && rates.len() == pages.len());
+    let (mu, lambda) = (problem.pages().importance(), problem.pages().change_rate());
+    let mut i = pages.start;
+    while i < pages.end {
+        let (family, run) = (problem.response(i), run_end(problem, i, pages.end));
+        let out = &mut rates[i - pages.start..run - pages.start];
+        let mut map = RateMap {
+            rates: out,
+            family,
+            slot_days: problem.slot_days(),
+        };
+        if !with_smooth_family(family, price, &mu[i..run], &lambda[i..run], &mut map) {
+            // h only matters to bounds, and there are none
+            for (k, r) in (i..run).zip(map.rates.iter_mut()) {
+                *r = page_rate(problem, 0, k, price, fill);
+            }
+        }
+        i = run;
+    }
+}
+
+/// A run of one smooth family's rates at one price, each clipped to [0, the family's upper] as
+/// [`page_rate`] clips it without bounds.
+struct RateMap<'a> {
+    rates: &'a mut [f64],
+    family: Response,
+    slot_days: f64,
+}
+
+impl SmoothRun for RateMap<'_> {
+    #[inline(always)]
+    fn run(
+        &mut self,
+        mu: &[f64],
+        lambda: &[f64],
+        rate: impl Fn(f64, f64) -> f64,
+        _slope: impl Fn(f64, f64, f64) -> f64,
+    ) {
+        for ((&mu, &lambda), r) in mu.iter().zip(lambda).zip(self.rates.iter_mut()) {
+            let page = Page {
+                importance: mu,
+                change_rate: lambda,
+                slot_days: self.slot_days,
+            };
+            *r = rate(mu, lambda).max(0.0).min(self.family.upper(page));
+        }
     }
 }
 
@@ -477,6 +702,126 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// The walk over every host gives each host's [`demand_at`], bit for bit, at any price and
+    /// however the hosts and the families' runs fall across its chunks.
+    #[test]
+    fn the_walk_over_hosts_equals_each_host_s_demand() {
+        let mut rng = 7u64;
+        let mut next = move || {
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (rng >> 33) as f64 / (1u64 << 31) as f64
+        };
+        // hosts of 0 to 700 pages (chunks of 256 pages cut hosts and runs anywhere), never
+        // changing pages, runs of complete observations
+        let mut b = PagesBuilder::new();
+        for host in 0..400 {
+            let size = match host % 9 {
+                0 => 0,
+                1 => 700,
+                2..=4 => 1,
+                _ => (next() * 40.0) as usize,
+            };
+            let complete_run = host % 3 == 0;
+            b.push_host(
+                PerDay(f64::INFINITY),
+                (0..size).map(|k| {
+                    let lambda = if k % 11 == 5 {
+                        0.0
+                    } else {
+                        1e-3 + 5.0 * next()
+                    };
+                    (1e-3 + 1e3 * next(), lambda, complete_run && k % 5 < 3)
+                }),
+            );
+        }
+        let pages = b.build().unwrap();
+        let mut walked = 0;
+        for objective in Objective::ALL {
+            let problem = Problem::new(&pages, objective, BANDWIDTH).unwrap();
+            for price in [1e-4, 0.3, 7.0, 1e3] {
+                let at = At::new(price);
+                let mut next_host = 0;
+                each_host_demand(&problem, &at, |h, d| {
+                    assert_eq!(h, next_host, "{objective:?}: hosts in order");
+                    assert_eq!(
+                        *d,
+                        demand_at(&problem, h, &at),
+                        "{objective:?} host {h} at {price}"
+                    );
+                    next_host += 1;
+                });
+                assert_eq!(next_host, problem.hosts(), "{objective:?}: every host");
+                walked += 1;
+            }
+            // with floors every page has a box: the walk takes each host's general path
+            let floored = problem.with_floor(0.5, pages.len() as u64).unwrap();
+            assert!(floored.is_bounded());
+            let at = At::new(0.3);
+            let mut n = 0;
+            each_host_demand(&floored, &at, |h, d| {
+                assert_eq!(
+                    *d,
+                    demand_at(&floored, h, &at),
+                    "{objective:?} floored host {h}"
+                );
+                n += 1;
+            });
+            assert_eq!(n, floored.hosts());
+        }
+        assert!(walked > 0);
+    }
+
+    /// [`rates_at`] gives every page's [`page_rate`], bit for bit, at any price and fill, at the
+    /// steps too, on runs of every family.
+    #[test]
+    fn rates_in_runs_equal_each_page_s_rate() {
+        let seed: Vec<(u8, f64, f64)> = (0..500u32)
+            .map(|k| {
+                (
+                    ((k * 7) % 60) as u8,
+                    0.01 + (k % 13) as f64,
+                    0.002 * (1 + k % 29) as f64,
+                )
+            })
+            .collect();
+        let pages = mixed_pages(&seed, 4);
+        let mut compared = 0;
+        for objective in Objective::ALL {
+            let problem = Problem::new(&pages, objective, BANDWIDTH).unwrap();
+            let all = 0..pages.len();
+            let at_steps = steps(&problem, 0).into_iter().take(3);
+            for price in [1e-3, 0.2, 3.0, 50.0].into_iter().chain(at_steps) {
+                for fill in [0.0, 0.4, 1.0] {
+                    let mut rates = vec![f64::NAN; pages.len()];
+                    rates_at(&problem, all.clone(), price, fill, &mut rates);
+                    for h in 0..problem.hosts() {
+                        for i in problem.host_pages(h) {
+                            let reference = page_rate(&problem, h, i, price, fill);
+                            assert_eq!(
+                                rates[i].to_bits(),
+                                reference.to_bits(),
+                                "{objective:?} page {i} at {price}"
+                            );
+                            compared += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(compared > 0);
+    }
+
+    /// [`is_smooth`] names exactly the families [`with_smooth_family`] specialises.
+    #[test]
+    fn smooth_families_are_the_specialised_ones() {
+        for family in Response::ALL {
+            let specialised = with_smooth_family(family, 1.0, &[], &[], &mut Demand::zero());
+            assert_eq!(is_smooth(family), specialised, "{family:?}");
         }
     }
 

@@ -1,7 +1,7 @@
 //! A capped host's own multiplier: theta_h >= nu with D_h(theta_h) = C_h (the local 1-D
 //! solve), found by the same search as the global multiplier, on the host's pages alone.
 
-use super::demand::{demand, Demand};
+use super::demand::{demand, Limits};
 use super::multiplier::{MultiplierSearch, Next, Observation};
 use super::problem::Problem;
 
@@ -24,11 +24,11 @@ pub struct HostPrice {
 
 /// Prices host `h` given the global multiplier `nu` and the global step share `fill`.
 pub fn price_host(problem: &Problem, h: usize, nu: f64, fill: f64) -> HostPrice {
-    price_host_from(problem, h, nu, fill, demand(problem, h, nu))
+    price_host_from(problem, h, nu, fill, demand(problem, h, nu).limits())
 }
 
 /// [`price_host`] given the host's demand `d` at `nu` (as the last round of the search computed it).
-pub fn price_host_from(problem: &Problem, h: usize, nu: f64, fill: f64, d: Demand) -> HostPrice {
+pub fn price_host_from(problem: &Problem, h: usize, nu: f64, fill: f64, d: Limits) -> HostPrice {
     let cap = problem.cap(h);
     // (no step at nu: the demand as it is, also when it is unbounded, at nu = 0)
     let at_nu = if d.left == d.right {

@@ -24,7 +24,7 @@ pub mod sweep;
 use serde::{Deserialize, Serialize};
 
 use crate::exact_sum::ExactSum;
-use demand::page_rate;
+use demand::{page_rate, rates_at};
 use host_cap::{price_host, price_host_from, HostPrice};
 use multiplier::{MultiplierSearch, Next};
 use spend::{SpendPair, SpendPartial};
@@ -109,22 +109,40 @@ pub fn solve_from<R: AllReduce>(
     on_round: impl FnMut(u32, f64, f64),
 ) -> Result<Solution, SolveError> {
     let priced = price(problem, pre, guess, reduce, on_round)?;
-    let mut rates = Vec::with_capacity(problem.pages().len());
+    let hosts = &priced.hosts;
+    let mut rates = vec![0.0; problem.pages().len()];
     let mut budgets = Vec::with_capacity(problem.hosts());
     let mut used = ExactSum::new();
-    for (h, hp) in priced.hosts.iter().enumerate() {
-        let first = rates.len();
-        let mut budget = 0.0;
-        for i in problem.host_pages(h) {
-            let r = page_rate(problem, h, i, hp.price, hp.fill);
-            rates.push(r);
-            budget += r;
+    let mut h = 0;
+    while h < hosts.len() {
+        let (price, fill) = (hosts[h].price, hosts[h].fill);
+        let mut next = h + 1;
+        if problem.is_bounded() {
+            for i in problem.host_pages(h) {
+                rates[i] = page_rate(problem, h, i, price, fill);
+            }
+        } else {
+            // the hosts that follow at the same price (all but the capped ones) in one pass: on
+            // hosts of one page, a pass per host costs more than the page
+            while next < hosts.len() && hosts[next].price == price && hosts[next].fill == fill {
+                next += 1;
+            }
+            let pages = problem.host_pages(h).start..problem.host_pages(next - 1).end;
+            rates_at(problem, pages.clone(), price, fill, &mut rates[pages]);
         }
-        if hp.capped && budget > problem.cap(h) {
-            budget = within_cap(&mut rates[first..], problem.cap(h));
+        for (g, hp) in hosts.iter().enumerate().take(next).skip(h) {
+            let pages = problem.host_pages(g);
+            let mut budget = 0.0;
+            for &r in &rates[pages.clone()] {
+                budget += r;
+            }
+            if hp.capped && budget > problem.cap(g) {
+                budget = within_cap(&mut rates[pages], problem.cap(g));
+            }
+            used.add(budget);
+            budgets.push(budget);
         }
-        used.add(budget);
-        budgets.push(budget);
+        h = next;
     }
     let hosts_not_converged = priced.hosts.iter().filter(|h| !h.converged).count() as u64;
     let totals = reduce.all_reduce(Totals {
@@ -190,7 +208,7 @@ pub struct Seed {
     /// The combined spend of all workers at the price.
     pub spend: spend::SpendPartial,
     /// This worker's host demands at the price (as [`spend::spend_partial_keeping`] keeps them).
-    pub demands: Vec<demand::Demand>,
+    pub demands: Vec<demand::Limits>,
 }
 
 /// Finds the global multiplier for the problem's bandwidth (rounds of all-reduce from `guess`),

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::demand::{self, Demand};
+use super::demand::{self, Demand, Limits};
 use super::multiplier::Observation;
 use super::problem::Problem;
 use crate::exact_sum::ExactSum;
@@ -125,7 +125,7 @@ impl Combine for SpendPair {
 pub fn spend_partial_keeping(
     problem: &Problem,
     price: f64,
-    demands: &mut Vec<Demand>,
+    demands: &mut Vec<Limits>,
 ) -> SpendPair {
     demands.clear();
     let empty = SpendPartial {
@@ -138,19 +138,25 @@ pub fn spend_partial_keeping(
     // added once, to `free`, and `free` to both at the end (exact sums: the same bits). Most hosts
     // are free, so this halves the work per host, which is most of a round's work on hosts of one
     // page.
+    // Of the free hosts, those without a step at the price (left = right, most of them) add their
+    // demand once, to `level`, which goes to both sums at the end: one exact addition saved a host.
     let (mut free, mut capped, mut uncapped) = (empty.clone(), empty.clone(), empty);
-    let at = demand::At::new(price);
-    for h in 0..problem.hosts() {
-        let d = demand::demand_at(problem, h, &at);
-        demands.push(d);
+    let mut level = ExactSum::new();
+    demand::each_host_demand(problem, &demand::At::new(price), |h, d| {
+        demands.push(d.limits());
         let cap = problem.cap(h);
-        if d.left <= cap && d.right < cap {
-            free.add_host(f64::INFINITY, &d);
+        if d.left == d.right && d.right < cap {
+            level.add(d.right);
+            free.add_slope_and_steps(f64::INFINITY, d);
+        } else if d.left <= cap && d.right < cap {
+            free.add_host(f64::INFINITY, d);
         } else {
-            capped.add_host(cap, &d);
-            uncapped.add_host(f64::INFINITY, &d);
+            capped.add_host(cap, d);
+            uncapped.add_host(f64::INFINITY, d);
         }
-    }
+    });
+    free.right.merge(&level);
+    free.left.merge(&level);
     capped.combine(free.clone());
     uncapped.combine(free);
     SpendPair { capped, uncapped }
@@ -158,9 +164,16 @@ pub fn spend_partial_keeping(
 
 impl SpendPartial {
     /// Adds a host of cap `cap` and demand `d` at the partial's price.
+    #[inline(always)]
     fn add_host(&mut self, cap: f64, d: &Demand) {
         self.right.add(cap.min(d.right));
         self.left.add(cap.min(d.left));
+        self.add_slope_and_steps(cap, d);
+    }
+
+    /// [`SpendPartial::add_host`] but for the two limits.
+    #[inline(always)]
+    fn add_slope_and_steps(&mut self, cap: f64, d: &Demand) {
         if d.right < cap {
             self.slope.add(d.slope);
         }
