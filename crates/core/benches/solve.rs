@@ -110,11 +110,8 @@ fn main() {
             });
             let walk = median(|| {
                 let mut total = 0.0;
-                solve::demand::each_host_demand(
-                    &problem,
-                    &solve::demand::At::new(price),
-                    |_, d| total += d.right,
-                );
+                let at = solve::demand::At::new(price);
+                solve::demand::each_host_demand(&problem, &at, |_, d| total += d.right);
                 std::hint::black_box(total);
             });
             let whole = median(|| {
