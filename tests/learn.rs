@@ -205,10 +205,12 @@ fn learned_rates_equal_the_stand_alone_estimate_on_any_workers() {
         let seconds = summary(&out)["seconds"].clone();
         let phase = |k: &str| seconds[k].as_f64().unwrap_or(-1.0);
         assert!(phase("learn") > 0.0, "{seconds}");
-        let phases: f64 = ["read", "exchange", "learn", "state", "solve", "write"]
-            .iter()
-            .map(|k| phase(k))
-            .sum();
+        let phases: f64 = [
+            "read", "exchange", "learn", "state", "solve", "value", "write",
+        ]
+        .iter()
+        .map(|k| phase(k))
+        .sum();
         assert!(phases <= phase("total") + 1e-9, "{seconds}");
     }
     let out = tmp.path().join("p2");

@@ -30,7 +30,7 @@ fn the_readme_command_runs_on_the_sample() {
     assert_eq!(s["bandwidth_unusable"].as_f64().unwrap(), 0.0);
     assert!(s["bandwidth_relative_error"].as_f64().unwrap().abs() <= 1e-12);
     assert!(!text.contains("WARNING"), "{text}");
-    for phase in ["read", "exchange", "solve", "write", "total"] {
+    for phase in ["read", "exchange", "solve", "value", "write", "total"] {
         assert!(s["seconds"][phase].as_f64().unwrap() >= 0.0);
     }
     let manifest: serde_json::Value =

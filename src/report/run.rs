@@ -33,8 +33,11 @@ pub struct PhaseSeconds {
     /// Reading the previous night's schedule and the fetch logs, sending them to their hosts'
     /// workers and joining them to the pages (0 on a first night).
     pub state: f64,
-    /// The multiplier rounds and the per-host solves.
+    /// The multiplier rounds, the per-host solves and the rates.
     pub solve: f64,
+    /// The rates valued by every measure (the summary's costs and freshness), and the URLs held
+    /// at their refetch-interval bounds counted.
+    pub value: f64,
     /// Crawler assignment, moving rows to their crawler's writer, Parquet, publishing.
     pub write: f64,
     pub total: f64,
@@ -945,7 +948,7 @@ impl Summary {
             );
         }
         s += &format!(
-            "  seconds: read {:.2}, exchange {:.2}, {}state {:.2}, solve {:.2}, write {:.2}, total {:.2}; peak RSS {}\n",
+            "  seconds: read {:.2}, exchange {:.2}, {}state {:.2}, solve {:.2}, value {:.2}, write {:.2}, total {:.2}; peak RSS {}\n",
             self.seconds.read,
             self.seconds.exchange,
             if self.learned.is_some() {
@@ -955,6 +958,7 @@ impl Summary {
             },
             self.seconds.state,
             self.seconds.solve,
+            self.seconds.value,
             self.seconds.write,
             self.seconds.total,
             super::format::bytes(self.peak_rss_bytes)

@@ -20,6 +20,8 @@ pub struct Solved {
     pub solution: Solution,
     /// What this worker's rates add up to.
     pub totals: RatesTotals,
+    /// When the rates were known, and when they were valued.
+    pub rates_done: Instant,
     pub done: Instant,
 }
 
@@ -52,6 +54,7 @@ pub fn solve(
             solution.bandwidth_used
         );
     }
+    let rates_done = Instant::now();
     let (value, objective) = value_of_rates(&problem, &solution.rates);
     let mut intervals = IntervalCounts::default();
     // without bounds no page can sit at one: a pass over every page saved
@@ -83,6 +86,7 @@ pub fn solve(
         bandwidth,
         solution,
         totals,
+        rates_done,
         done: Instant::now(),
     })
 }
