@@ -697,6 +697,13 @@ mod tests {
         b.build().unwrap()
     }
 
+    /// `n` pages for [`mixed_pages`]: kind `kind(k)`, importances and change rates on a grid.
+    fn grid_seed(n: u32, kind: impl Fn(u32) -> u8) -> Vec<(u8, f64, f64)> {
+        (0..n)
+            .map(|k| (kind(k), 0.1 + (k % 17) as f64, 0.01 * (1 + k % 23) as f64))
+            .collect()
+    }
+
     fn steps(problem: &Problem, h: usize) -> Vec<f64> {
         problem
             .host_pages(h)
@@ -707,16 +714,7 @@ mod tests {
     /// Without the harmonic pages every family's loop is the reference's, bit for bit.
     #[test]
     fn runs_of_other_families_equal_the_reference_bit_for_bit() {
-        let seed: Vec<(u8, f64, f64)> = (0..400u32)
-            .map(|k| {
-                (
-                    30 + (k % 30) as u8,
-                    0.1 + (k % 17) as f64,
-                    0.01 * (1 + k % 23) as f64,
-                )
-            })
-            .collect();
-        let pages = mixed_pages(&seed, 3);
+        let pages = mixed_pages(&grid_seed(400, |k| 30 + (k % 30) as u8), 3);
         let mut with_steps = 0;
         for objective in Objective::ALL {
             if objective == Objective::Harmonic {
@@ -837,16 +835,8 @@ mod tests {
     /// steps too, on runs of every family.
     #[test]
     fn rates_in_runs_equal_each_page_s_rate() {
-        let seed: Vec<(u8, f64, f64)> = (0..500u32)
-            .map(|k| {
-                (
-                    ((k * 7) % 60) as u8,
-                    0.01 + (k % 13) as f64,
-                    0.002 * (1 + k % 29) as f64,
-                )
-            })
-            .collect();
-        let pages = mixed_pages(&seed, 4);
+        // every kind of page of mixed_pages, in runs and alone
+        let pages = mixed_pages(&grid_seed(500, |k| ((k * 7) % 60) as u8), 4);
         let mut compared = 0;
         for objective in Objective::ALL {
             let problem = Problem::new(&pages, objective, BANDWIDTH).unwrap();
