@@ -32,40 +32,62 @@ pub struct RateRow<'a> {
 }
 
 /// How many rows, and bytes of URL text, a file will hold (to size its row groups once).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Size {
     pub rows: usize,
     pub url_bytes: usize,
 }
 
-/// Writes `rows` (in order) as a rates file of `size`; returns (rows, bytes written).
-pub fn write_rates<'a>(
-    path: &Path,
-    rows: impl IntoIterator<Item = RateRow<'a>>,
-    size: Size,
-    metadata: &[(String, String)],
-) -> Result<(u64, u64)> {
-    let mut writer = parquet_out::Writer::create(path, schema::rates(), metadata, ROW_GROUP_ROWS)?;
-    let mut group = RatesGroup::default();
-    let mut left = size.rows;
-    for row in rows {
-        if group.rows() == 0 {
-            let rows = left.clamp(1, ROW_GROUP_ROWS);
-            // URL bytes of the group, from the mean length; a longer group grows once
-            let mean = size.url_bytes as f64 / size.rows.max(1) as f64;
-            let text = (mean * rows as f64 * 1.05) as usize;
-            group = RatesGroup::with_capacity(rows, text, text / 2);
-        }
-        group.push(&row);
-        if group.rows() == ROW_GROUP_ROWS {
-            left = left.saturating_sub(group.rows());
-            writer.write(&std::mem::take(&mut group).finish()?)?;
-        }
+/// A rates file written a slice of rows at a time, in row groups of [`ROW_GROUP_ROWS`] however
+/// the slices fall: the same bytes as one call with every row.
+pub struct RatesWriter {
+    writer: parquet_out::Writer,
+    group: RatesGroup,
+    /// Rows not yet pushed, of the size the file was created for.
+    left: usize,
+    /// Mean URL bytes of a row.
+    mean_url: f64,
+}
+
+impl RatesWriter {
+    /// Creates the rates file `path` for rows coming to `size` (to size its row groups once), with
+    /// `metadata` in its footer.
+    pub fn create(path: &Path, size: Size, metadata: &[(String, String)]) -> Result<Self> {
+        Ok(RatesWriter {
+            writer: parquet_out::Writer::create(path, schema::rates(), metadata, ROW_GROUP_ROWS)?,
+            group: RatesGroup::default(),
+            left: size.rows,
+            mean_url: size.url_bytes as f64 / size.rows.max(1) as f64,
+        })
     }
-    if group.rows() > 0 {
-        writer.write(&group.finish()?)?;
+
+    /// Appends `rows`, in order.
+    pub fn write<'a>(&mut self, rows: impl IntoIterator<Item = RateRow<'a>>) -> Result<()> {
+        for row in rows {
+            if self.group.rows() == 0 {
+                let rows = self.left.clamp(1, ROW_GROUP_ROWS);
+                // a group of longer URLs than the mean grows once
+                let text = (self.mean_url * rows as f64 * 1.05) as usize;
+                self.group = RatesGroup::with_capacity(rows, text, text / 2);
+            }
+            self.group.push(&row);
+            if self.group.rows() == ROW_GROUP_ROWS {
+                self.left = self.left.saturating_sub(ROW_GROUP_ROWS);
+                self.writer
+                    .write(&std::mem::take(&mut self.group).finish()?)?;
+            }
+        }
+        Ok(())
     }
-    writer.finish()
+
+    /// Writes the last row group and finishes the file; returns (rows, bytes written).
+    pub fn finish(mut self) -> Result<(u64, u64)> {
+        if self.group.rows() > 0 {
+            self.writer
+                .write(&std::mem::take(&mut self.group).finish()?)?;
+        }
+        self.writer.finish()
+    }
 }
 
 /// The columns of one row group of a rates file, sized up front.

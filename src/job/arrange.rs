@@ -54,6 +54,12 @@ impl Arranged {
         &self.texts[at.batch as usize][start..start + at.len as usize]
     }
 
+    /// Length in bytes of page `i`'s URL (without reading it).
+    #[inline]
+    pub fn url_len(&self, i: usize) -> usize {
+        self.url_at[i].len as usize
+    }
+
     /// Asks the CPU to fetch page `i`'s URL into cache ahead of a [`Arranged::url_bytes`]: URLs in
     /// arena order are scattered over the received text, and a pass copying them out waits on one
     /// cache miss per URL unless it looks a few pages ahead.

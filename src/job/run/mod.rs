@@ -7,6 +7,7 @@
 mod assign;
 mod cyclic;
 mod learn;
+mod rates_partition;
 mod rolling;
 mod schedule;
 mod solve;

@@ -13,14 +13,13 @@ use serde::{Deserialize, Serialize};
 
 use super::cyclic::write_crawler_visits;
 use super::learn::Learned;
+use super::rates_partition::{RatesPartition, RatesSizes, Slices, SLICE_ROWS};
 use super::rolling::{self, write_crawler_night};
-use super::state::NEVER;
 use super::{Channels, Night, Phases};
 use crate::io::hosts_out::{write_hosts, HostRow, HostRows};
 use crate::io::learned::{self, LearnedRow, FIRST_OBSERVATION_KEY};
 use crate::io::manifest::FileEntry;
 use crate::io::pages::Rejected;
-use crate::io::rates_out::{write_rates, RateRow, Size};
 use crate::io::rejected_out::write_rejected;
 use crate::io::visits_out::{write_visits, VisitRow};
 use crate::io::{publish, schema};
@@ -134,7 +133,8 @@ struct CrawlersWritten {
 
 /// Writes this worker's crawlers' rates (learned tables, visits) into `staging`, in rounds of one
 /// crawler per worker: each worker sends the round's rows to their crawler's writer, which writes
-/// that partition while the others do theirs. Only one round of rows is ever copied at a time.
+/// that partition while the others do theirs. The rates travel in slices of the crawlers' hosts
+/// (see [`Slices`]), so that only a slice of rows is ever copied at a time.
 fn write_crawlers(
     reducer: &mut Reducer<'_>,
     channels: &mut Channels,
@@ -147,6 +147,7 @@ fn write_crawlers(
     let (loaded, assigned, night) = (p.loaded, p.assigned, p.night);
     let index = reducer.worker.index();
     let peers = reducer.worker.peers();
+    let sizes = reducer.all_reduce(RatesSizes::of(plan, p)).0;
     let visit_metadata = night.map(|n| visits_metadata(metadata, n));
     let mut files = Vec::new();
     let mut nights = NightTotals::default();
@@ -157,9 +158,40 @@ fn write_crawlers(
     let my_crawlers = (0..plan.crawlers).filter(|c| c % peers as u32 == index as u32);
     let mut phase = progress.phase(my_crawlers.count() as u64, "writing crawlers");
     for first in (0..plan.crawlers).step_by(peers) {
-        for crawler in first..(first + peers as u32).min(plan.crawlers) {
+        let round = first..(first + peers as u32).min(plan.crawlers);
+        let crawler = first + index as u32;
+        // Hive partitions without zero padding: DuckDB and Spark read crawler=7 as an integer
+        let rel = format!("rates/crawler={crawler}/part-00000.parquet");
+        let mut rates = None;
+        if round.contains(&crawler) && error.is_none() {
+            match RatesPartition::create(staging, &rel, sizes[crawler as usize], metadata) {
+                Ok(r) => rates = Some(r),
+                Err(e) => error = Some((index as u32, format!("{e:#}"))),
+            }
+        }
+        let slices = Slices::of(round.clone().map(|c| sizes[c as usize].rows), SLICE_ROWS);
+        for slice in 0..slices.count {
+            for crawler in round.clone() {
+                let hosts = &assigned.hosts_of_crawler[crawler as usize];
+                let hosts = slices.hosts(slice, hosts, &loaded.arranged.host_ids);
+                send_rates(channels, plan, p, hosts, crawler, crawler % peers as u32);
+            }
+            let mine = channels.rated.finish_round(reducer.worker);
+            if let Some(r) = rates.as_mut() {
+                if let Err(e) = r.append(&mine) {
+                    error = Some((index as u32, format!("{e:#}")));
+                    rates = None;
+                }
+            }
+        }
+        if let Some(r) = rates {
+            match r.finish() {
+                Ok(entry) => files.push(entry),
+                Err(e) => error = Some((index as u32, format!("{e:#}"))),
+            }
+        }
+        for crawler in round.clone() {
             let dest = crawler % peers as u32;
-            send_rates(channels, plan, p, crawler, dest);
             let hosts = &assigned.hosts_of_crawler[crawler as usize];
             if let (Some(learned), Some((_, channel))) = (p.learned, channels.learn.as_mut()) {
                 send_learned(channel, &loaded.arranged, learned, hosts, dest);
@@ -174,7 +206,6 @@ fn write_crawlers(
                 _ => {}
             }
         }
-        let mine = channels.rated.finish_round(reducer.worker);
         let mine_learned = channels
             .learn
             .as_mut()
@@ -187,14 +218,7 @@ fn write_crawlers(
             .due
             .as_mut()
             .map(|c| c.finish_round(reducer.worker));
-        let crawler = first + index as u32;
-        if crawler < plan.crawlers && error.is_none() {
-            // Hive partitions without zero padding: DuckDB and Spark read crawler=7 as an integer
-            let rel = format!("rates/crawler={crawler}/part-00000.parquet");
-            match write_crawler_rates(staging, &rel, &mine, metadata) {
-                Ok(entry) => files.push(entry),
-                Err(e) => error = Some((index as u32, format!("{e:#}"))),
-            }
+        if round.contains(&crawler) && error.is_none() {
             if let (Some(batches), Some(learned)) = (mine_learned, p.learned) {
                 let rel = format!("learned/crawler={crawler}/part-00000.parquet");
                 let mut meta = metadata.to_vec();
@@ -286,15 +310,22 @@ fn by_name(a: &Arranged) -> Vec<usize> {
     order.into_iter().map(|(_, h)| h as usize).collect()
 }
 
-/// Sends the rated rows of this worker's hosts of `crawler` to its writer `dest`, in batches of
-/// whole hosts in canonical order.
-fn send_rates(channels: &mut Channels, plan: &RunPlan, p: &Phases, crawler: u32, dest: u32) {
+/// Sends the rated rows of `hosts` (this worker's, of `crawler`, in canonical order) to the
+/// crawler's writer `dest`, in batches of whole hosts.
+fn send_rates(
+    channels: &mut Channels,
+    plan: &RunPlan,
+    p: &Phases,
+    hosts: &[usize],
+    crawler: u32,
+    dest: u32,
+) {
     let a = &p.loaded.arranged;
     let s = &p.solved.solution;
     let start = plan.schedule.start_us;
     let mut rows_per_batch = 0;
     let mut batch = RatedBatch::default();
-    for &h in &p.assigned.hosts_of_crawler[crawler as usize] {
+    for &h in hosts {
         if batch.url_text.capacity() == 0 {
             // a fresh batch (none yet, or the last one sent): it will hold about as many rows as
             // the last one
@@ -450,53 +481,6 @@ fn write_crawler_learned(
         })
     });
     let (n, bytes) = learned::write(&path, rows, metadata)?;
-    Ok(FileEntry {
-        path: rel.to_owned(),
-        rows: n,
-        bytes,
-    })
-}
-
-/// Writes the rates partition at `rel` from the rows received for it, in canonical order (grouped
-/// by host; the same bytes whatever the worker count).
-///
-/// Each host lives on one worker, which sent its rows as one contiguous run in canonical order, so
-/// ordering the runs by host identity orders the rows: no per-row hashing or sorting here.
-fn write_crawler_rates(
-    staging: &Path,
-    rel: &str,
-    batches: &[RatedBatch],
-    metadata: &[(String, String)],
-) -> Result<FileEntry> {
-    let mut runs: Vec<(u128, u32, u32)> = Vec::new(); // (host, batch, run in batch)
-    for (b, batch) in batches.iter().enumerate() {
-        runs.extend((0..batch.runs.len()).map(|k| (batch.runs[k].id, b as u32, k as u32)));
-    }
-    runs.sort_unstable_by_key(|r| r.0);
-    let path = staging.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap_or(staging))
-        .with_context(|| format!("creating {}", path.display()))?;
-    let size = Size {
-        rows: batches.iter().map(RatedBatch::len).sum(),
-        url_bytes: batches.iter().map(RatedBatch::text_bytes).sum(),
-    };
-    let rows = runs.iter().flat_map(|&(_, b, k)| {
-        let batch = &batches[b as usize];
-        let run = &batch.runs[k as usize];
-        batch.run_rows(k as usize).map(move |r| RateRow {
-            url: batch.url_bytes(r),
-            host: batch.run_host(k as usize),
-            importance: batch.importance[r],
-            change_rate: batch.change_rate[r],
-            complete_obs: batch.complete_obs[r],
-            crawl_rate: batch.crawl_rate[r],
-            host_capped: run.capped,
-            fetch_interval_s: batch.interval_s[r],
-            last_fetch_us: Some(batch.last_fetch_us[r]).filter(|&t| t != NEVER),
-            next_fetch_us: batch.next_fetch_us[r],
-        })
-    });
-    let (n, bytes) = write_rates(&path, rows, size, metadata)?;
     Ok(FileEntry {
         path: rel.to_owned(),
         rows: n,
