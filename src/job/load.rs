@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::arrange::{arrange, Arranged};
 use super::channel::{Reducer, Shuffle};
 use super::fail_point::fail_point;
+use super::heap;
 use super::keys::{route, url_id};
 use super::progress::Progress;
 use super::url_dedupe;
@@ -250,6 +251,8 @@ pub fn load(
         bytes(received.iter().map(|b| b.text.len() as u64).sum())
     ));
     let arranged = arrange(received, &delays, plan, &lost);
+    // the received rows' numbers and the sort keys are gone; only the text and columns stay
+    heap::give_back_freed();
     let counts = reducer.all_reduce(match &arranged {
         Ok(a) => Counts {
             pages: a.pages.len() as u64,

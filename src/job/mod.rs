@@ -13,6 +13,7 @@ pub mod control;
 pub mod evaluate;
 pub mod fail_point;
 mod flag_sort;
+mod heap;
 pub mod identity;
 pub mod keys;
 pub mod load;
