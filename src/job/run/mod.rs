@@ -1,7 +1,7 @@
 //! `revisit run`, one worker's program, as its phases: load (read, exchange by host, arrange), the
-//! state the night continues from, solve, assign hosts to crawlers, schedule every URL, plan a
-//! cyclic night's visits (with --cyclic), write the partitions, and summarize and publish (the
-//! lead). Every fallible step after the dataflows start ends in an all-reduce that carries errors,
+//! state the night continues from, solve, assign hosts to crawlers, plan a cyclic night's visits
+//! (with --cyclic), write the partitions (every URL scheduled as it is written), and summarize and
+//! publish (the lead). Every fallible step after the dataflows start ends in an all-reduce that carries errors,
 //! so a failing worker stops every worker instead of hanging them.
 
 mod assign;
@@ -9,7 +9,7 @@ mod cyclic;
 mod learn;
 mod rates_partition;
 mod rolling;
-mod schedule;
+pub(crate) mod schedule;
 mod solve;
 mod state;
 mod write;
@@ -218,7 +218,7 @@ pub struct Phases<'a> {
     known: &'a Known,
     solved: &'a Solved,
     assigned: &'a Assigned,
-    schedule: &'a Schedule,
+    schedule: &'a Schedule<'a>,
     night: Option<&'a Night>,
 }
 

@@ -9,13 +9,14 @@ use anyhow::Result;
 use revisit_core::schedule::night::{rolling_night, DueHost as NightHost, NightTotals};
 use revisit_core::units::Seconds;
 
-use super::schedule::Schedule;
+use super::schedule::{HostSchedule, Schedule};
 use super::write::write_fetches;
 use crate::io::manifest::FileEntry;
 use crate::job::arrange::Arranged;
 use crate::job::channel::Shuffle;
 use crate::job::wire::due::{DueBatch, DueHost};
 use crate::job::wire::BATCH_TEXT_BYTES;
+use crate::report::run::ScheduleCounts;
 
 /// How a rolling night is served: the night and each crawler's rate.
 #[derive(Clone, Copy, Debug)]
@@ -41,9 +42,11 @@ pub fn send(
     };
     let mut batch = new_batch();
     let mut text = 0;
+    let mut due = HostSchedule::default();
     for &h in hosts {
-        let due = (&schedule.next_s[..], &schedule.interval_s[..]);
-        if let Some(host) = DueHost::of(arranged, h, due, schedule.not_before_s[h], night.horizon) {
+        // counted where the rates were sent
+        schedule.host(h, &mut due, &mut ScheduleCounts::default());
+        if let Some(host) = DueHost::of(arranged, h, &due, night.horizon) {
             text += host.text_bytes();
             batch.hosts.push(host);
         }

@@ -15,6 +15,7 @@ use super::cyclic::write_crawler_visits;
 use super::learn::Learned;
 use super::rates_partition::{RatesPartition, RatesSizes, Slices, SLICE_ROWS};
 use super::rolling::{self, write_crawler_night};
+use super::schedule::HostSchedule;
 use super::{Channels, Night, Phases};
 use crate::io::hosts_out::{write_hosts, HostRow, HostRows};
 use crate::io::learned::{self, LearnedRow, FIRST_OBSERVATION_KEY};
@@ -88,6 +89,7 @@ pub fn write(
     let CrawlersWritten {
         mut files,
         nights,
+        schedule,
         error,
     } = crawlers;
     // the lead's tables' error first, as when they were written first
@@ -107,7 +109,7 @@ pub fn write(
         files,
         rates,
         nights,
-        schedule: p.schedule.counts.clone(),
+        schedule,
     });
     if let Some((_, message)) = done.error {
         if lead {
@@ -124,10 +126,12 @@ pub fn write(
     })
 }
 
-/// What a worker's crawler partitions came to: its files, its crawlers' nights, its first error.
+/// What a worker's crawler partitions came to: its files, its crawlers' nights, where its URLs
+/// stand, its first error.
 struct CrawlersWritten {
     files: Vec<FileEntry>,
     nights: NightTotals,
+    schedule: ScheduleCounts,
     error: Option<(u32, String)>,
 }
 
@@ -154,6 +158,7 @@ fn write_crawlers(
     if let Some(Night::Cyclic(n)) = night {
         nights.value = n.unvisited.clone();
     }
+    let mut schedule = ScheduleCounts::default();
     let mut error: Option<(u32, String)> = None;
     let my_crawlers = (0..plan.crawlers).filter(|c| c % peers as u32 == index as u32);
     let mut phase = progress.phase(my_crawlers.count() as u64, "writing crawlers");
@@ -174,7 +179,8 @@ fn write_crawlers(
             for crawler in round.clone() {
                 let hosts = &assigned.hosts_of_crawler[crawler as usize];
                 let hosts = slices.hosts(slice, hosts, &loaded.arranged.host_ids);
-                send_rates(channels, plan, p, hosts, crawler, crawler % peers as u32);
+                let to = (hosts, crawler, crawler % peers as u32);
+                send_rates(channels, plan, p, to, &mut schedule);
             }
             let mine = channels.rated.finish_round(reducer.worker);
             if let Some(r) = rates.as_mut() {
@@ -259,6 +265,7 @@ fn write_crawlers(
     CrawlersWritten {
         files,
         nights,
+        schedule,
         error,
     }
 }
@@ -311,21 +318,23 @@ fn by_name(a: &Arranged) -> Vec<usize> {
 }
 
 /// Sends the rated rows of `hosts` (this worker's, of `crawler`, in canonical order) to the
-/// crawler's writer `dest`, in batches of whole hosts.
+/// crawler's writer `dest`, in batches of whole hosts, each scheduled on the way; adds where their
+/// URLs stand to `counts`.
 fn send_rates(
     channels: &mut Channels,
     plan: &RunPlan,
     p: &Phases,
-    hosts: &[usize],
-    crawler: u32,
-    dest: u32,
+    (hosts, crawler, dest): (&[usize], u32, u32),
+    counts: &mut ScheduleCounts,
 ) {
     let a = &p.loaded.arranged;
     let s = &p.solved.solution;
     let start = plan.schedule.start_us;
     let mut rows_per_batch = 0;
     let mut batch = RatedBatch::default();
+    let mut schedule = HostSchedule::default();
     for &h in hosts {
+        p.schedule.host(h, &mut schedule, counts);
         if batch.url_text.capacity() == 0 {
             // a fresh batch (none yet, or the last one sent): it will hold about as many rows as
             // the last one
@@ -337,7 +346,7 @@ fn send_rates(
             );
         }
         batch.start_host(a.host_ids[h], a.host_name(h), s.hosts[h].capped);
-        for i in a.pages.host_pages(h) {
+        for (k, i) in a.pages.host_pages(h).enumerate() {
             a.prefetch_url(i + URL_PREFETCH_DISTANCE);
             let rate = s.rates[i];
             if rate > 0.0 {
@@ -351,9 +360,9 @@ fn send_rates(
                     change_rate: a.pages.change_rate()[i],
                     complete_obs: a.pages.complete_obs()[i],
                     crawl_rate: rate,
-                    interval_s: p.schedule.interval_s[i],
+                    interval_s: schedule.interval_s[k],
                     last_fetch_us: p.known.last_us(i),
-                    next_fetch_us: crate::time::add_seconds_us(start, p.schedule.next_s[i]),
+                    next_fetch_us: crate::time::add_seconds_us(start, schedule.next_s[k]),
                 };
                 batch.push(a.url_bytes(i), row);
             }

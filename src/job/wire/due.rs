@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::job::arrange::Arranged;
+use crate::job::run::schedule::HostSchedule;
 use revisit_core::schedule::due::due_in_night;
 use revisit_core::units::Seconds;
 
@@ -30,28 +31,29 @@ pub struct DueBatch {
 }
 
 impl DueHost {
-    /// Host `h` of `arranged` with the due times tonight of its pages first due at `next_s` every
-    /// `interval_s` (seconds from the start); None if nothing is due.
+    /// Host `h` of `arranged` with the due times tonight of its pages as `schedule` has them (each
+    /// first due at its `next_s` every `interval_s`, seconds from the start); None if nothing is
+    /// due.
     pub fn of(
         arranged: &Arranged,
         h: usize,
-        (next_s, interval_s): (&[f64], &[f64]),
-        not_before_s: f64,
+        schedule: &HostSchedule,
         horizon: Seconds,
     ) -> Option<DueHost> {
         let mut host = DueHost {
             id: arranged.host_ids[h],
             name: arranged.host_name(h).to_owned(),
             min_delay_s: arranged.host_delays[h].0,
-            not_before_s,
+            not_before_s: schedule.not_before_s,
             ..Default::default()
         };
-        for i in arranged.pages.host_pages(h) {
-            if next_s[i] < horizon.0 {
+        let (next_s, interval_s) = (&schedule.next_s, &schedule.interval_s);
+        for (k, i) in arranged.pages.host_pages(h).enumerate() {
+            if next_s[k] < horizon.0 {
                 host.urls
                     .push(String::from_utf8_lossy(arranged.url_bytes(i)).into_owned());
                 host.due_s
-                    .push(due_in_night(next_s[i], interval_s[i], horizon).collect());
+                    .push(due_in_night(next_s[k], interval_s[k], horizon).collect());
             }
         }
         (!host.urls.is_empty()).then_some(host)
