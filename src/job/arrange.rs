@@ -5,7 +5,7 @@ use super::flag_sort::{flag_pass, RADIX};
 use super::keys::{host_id, url_id};
 use super::wire::rows::RowBatch;
 use crate::io::hosts::HostDelays;
-use crate::io::pages::{Origin, Reason, Rejected};
+use crate::io::pages::{Reason, Rejected};
 use crate::plan::PagesPlan;
 use revisit_core::solve::pages::{Pages, PagesError};
 use revisit_core::units::{politeness_cap, Seconds, SECONDS_PER_DAY};
@@ -185,7 +185,7 @@ pub fn canonical_order(batches: &[RowBatch], starts: &[u32]) -> Vec<RowKey> {
     // Equal keys are duplicates: the first by origin (file, then row) sorts first and is kept.
     let origin = |k: &RowKey| {
         let (b, r) = locate(starts, k.row);
-        batches[b].origin[r]
+        batches[b].packed_origin(r)
     };
     let order = |a: &RowKey, b: &RowKey| {
         a.host
@@ -205,11 +205,14 @@ pub fn canonical_order(batches: &[RowBatch], starts: &[u32]) -> Vec<RowKey> {
     keys
 }
 
-/// The numbers of a row on their way to the arranged columns: importance, change rate, complete
-/// observation, and padding to the size of a key, whose buffer records reuse.
-type Record = (f64, f64, bool, u64);
-
-const EMPTY_RECORD: Record = (0.0, 0.0, false, 0);
+/// A row on its way to the arranged columns: its numbers and its URL's place in the text.
+#[derive(Clone, Copy, Default)]
+struct Record {
+    importance: f64,
+    change_rate: f64,
+    url_at: UrlAt,
+    complete_obs: bool,
+}
 
 // A record reuses a key's place (see `arrange`).
 const _: () = assert!(
@@ -218,8 +221,8 @@ const _: () = assert!(
 );
 
 /// Arranges `batches` as `plan` reads them, with per-host delays (the plan's default for the hosts
-/// the table does not list), without the rows in `lost` (their URL came earlier under another
-/// host: they are rejected as duplicates).
+/// the table does not list), without the rows in `lost` (packed origins: their URL came earlier
+/// under another host: they are rejected as duplicates).
 ///
 /// Rows are scattered into their canonical positions batch by batch, and each batch is freed once
 /// copied: the sorted store is written while the unsorted one shrinks, so memory stays near one copy,
@@ -229,7 +232,7 @@ pub fn arrange(
     mut batches: Vec<RowBatch>,
     delays: &HostDelays,
     plan: &PagesPlan,
-    lost: &std::collections::HashSet<Origin>,
+    lost: &std::collections::HashSet<u64>,
 ) -> Result<Arranged, PagesError> {
     let starts = row_starts(&batches);
     let keys = canonical_order(&batches, &starts);
@@ -239,7 +242,7 @@ pub fn arrange(
     } else {
         batches
             .iter()
-            .flat_map(|b| b.origin.iter().map(|o| lost.contains(o)))
+            .flat_map(|b| (0..b.len()).map(|r| lost.contains(&b.packed_origin(r))))
             .collect()
     };
     let is_lost = |row: u32| lost_rows.get(row as usize).copied().unwrap_or(false);
@@ -271,7 +274,7 @@ pub fn arrange(
                 let (b, r) = locate(&starts, k.row);
                 let batch = &batches[b];
                 duplicates.push(Rejected {
-                    origin: batch.origin[r],
+                    origin: batch.origin(r),
                     reason: Reason::DuplicateUrl,
                     url: Some(batch.url(r).to_owned()),
                     host: Some(name.to_owned()),
@@ -299,13 +302,17 @@ pub fn arrange(
         host_ids.push(id);
         host_delays.push(delay);
     }
-    let mut url_at = vec![UrlAt::default(); n];
     let mut texts = Vec::with_capacity(batches.len());
-    // Scattered writes miss the cache once per row and column, so the numbers travel together in
-    // one record per row (one miss) and are split into columns afterwards, in order. The records
-    // take over the keys' buffer (same size and alignment: collect works in place), whose pages
-    // are resident already: a fresh array faulted in ~50,000 pages per worker on the 10M bench.
-    let mut records: Vec<Record> = keys.into_iter().take(n).map(|_| EMPTY_RECORD).collect();
+    // Scattered writes miss the cache once per row and column, so a row's numbers and its URL's
+    // place travel together in one record (one miss) and are split into columns afterwards, in
+    // order, once the batches are freed. The records take over the keys' buffer (same size and
+    // alignment: collect works in place), whose pages are resident already: a fresh array faulted
+    // in ~50,000 pages per worker on the 10M bench.
+    let mut records: Vec<Record> = keys
+        .into_iter()
+        .take(n)
+        .map(|_| Record::default())
+        .collect();
     // per-URL refetch bounds, as rates per day (NaN: none), when the input has them
     let with_intervals = batches.iter().any(RowBatch::has_intervals);
     let (mut min_rate, mut max_rate) = if with_intervals {
@@ -321,17 +328,16 @@ pub fn arrange(
             }
             let d = d as usize;
             let (start, end) = batch.url_range(r);
-            url_at[d] = UrlAt {
-                batch: b as u32,
-                start: start as u32,
-                len: (end - start) as u32,
+            records[d] = Record {
+                importance: batch.importance[r],
+                change_rate: batch.change_rate[r],
+                url_at: UrlAt {
+                    batch: b as u32,
+                    start: start as u32,
+                    len: (end - start) as u32,
+                },
+                complete_obs: batch.complete_obs[r],
             };
-            records[d] = (
-                batch.importance[r],
-                batch.change_rate[r],
-                batch.complete_obs[r],
-                0,
-            );
             if batch.has_intervals() {
                 // a visit at least every max interval, at most every min interval
                 min_rate[d] = SECONDS_PER_DAY / batch.max_interval_s[r];
@@ -342,15 +348,19 @@ pub fn arrange(
         texts.push(std::mem::take(&mut batch.text));
         *batch = RowBatch::default();
     }
-    let importance: Vec<f64> = records.iter().map(|r| plan.importance(r.0, r.1)).collect();
+    let importance: Vec<f64> = records
+        .iter()
+        .map(|r| plan.importance(r.importance, r.change_rate))
+        .collect();
     // the input's own importance, for the output, where the solver reads it differently
     let input_importance: Vec<f64> = if plan.value_per_change {
-        records.iter().map(|r| r.0).collect()
+        records.iter().map(|r| r.importance).collect()
     } else {
         Vec::new()
     };
-    let change_rate: Vec<f64> = records.iter().map(|r| r.1).collect();
-    let complete_obs: Vec<bool> = records.iter().map(|r| r.2).collect();
+    let change_rate: Vec<f64> = records.iter().map(|r| r.change_rate).collect();
+    let complete_obs: Vec<bool> = records.iter().map(|r| r.complete_obs).collect();
+    let url_at: Vec<UrlAt> = records.iter().map(|r| r.url_at).collect();
     drop(records);
     drop(dest);
     // Rows were validated when read, but --value-per-change's products can still overflow

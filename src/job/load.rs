@@ -19,7 +19,7 @@ use super::url_dedupe;
 use super::wire::claims::{self, Claim, ClaimBatch, LoserBatch};
 use super::wire::rows::RowBatch;
 use super::wire::{BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
-use crate::io::pages::{self, Origin, Reason, Rejected};
+use crate::io::pages::{self, Reason, Rejected};
 use crate::io::{hosts, inputs};
 use crate::plan::PagesPlan;
 use crate::report::format::{bytes, count, counted, percent};
@@ -230,12 +230,11 @@ pub fn load(
             });
         }
     }
-    let lost: HashSet<Origin> = channels
+    let lost: HashSet<u64> = channels
         .losers
         .finish_round(reducer.worker)
         .into_iter()
         .flat_map(|b| b.origins)
-        .map(claims::unpack)
         .collect();
     for r in &rejected {
         status.rejected[reason_slot(r.reason)] += 1;
