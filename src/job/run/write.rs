@@ -167,7 +167,7 @@ fn write_crawlers(
         let crawler = first + index as u32;
         // Hive partitions without zero padding: DuckDB and Spark read crawler=7 as an integer
         let rel = format!("rates/crawler={crawler}/part-00000.parquet");
-        let mut rates = None;
+        let mut rates: Option<RatesPartition> = None;
         if round.contains(&crawler) && error.is_none() {
             match RatesPartition::create(staging, &rel, sizes[crawler as usize], metadata) {
                 Ok(r) => rates = Some(r),
@@ -175,26 +175,40 @@ fn write_crawlers(
             }
         }
         let slices = Slices::of(round.clone().map(|c| sizes[c as usize].rows), SLICE_ROWS);
-        for slice in 0..slices.count {
-            for crawler in round.clone() {
-                let hosts = &assigned.hosts_of_crawler[crawler as usize];
-                let hosts = slices.hosts(slice, hosts, &loaded.arranged.host_ids);
-                let to = (hosts, crawler, crawler % peers as u32);
-                send_rates(channels, plan, p, to, &mut schedule);
-            }
-            let mine = channels.rated.finish_round(reducer.worker);
-            if let Some(r) = rates.as_mut() {
-                if let Err(e) = r.append(&mine) {
-                    error = Some((index as u32, format!("{e:#}")));
-                    rates = None;
+        // The partition is written on a thread of its own while this worker sends the next slices:
+        // each round ends when every worker has sent, and with the writing in the round, the
+        // worker with the larger slice (a large host of one crawler) held every other at each one.
+        let written = std::thread::scope(|scope| {
+            let (to_writer, slices_in) = std::sync::mpsc::sync_channel::<Vec<RatedBatch>>(1);
+            let writer = rates.map(|mut r| {
+                scope.spawn(move || {
+                    for slice in slices_in {
+                        r.append(&slice)?;
+                    }
+                    r.finish()
+                })
+            });
+            for slice in 0..slices.count {
+                for crawler in round.clone() {
+                    let hosts = &assigned.hosts_of_crawler[crawler as usize];
+                    let hosts = slices.hosts(slice, hosts, &loaded.arranged.host_ids);
+                    let to = (hosts, crawler, crawler % peers as u32);
+                    send_rates(channels, plan, p, to, &mut schedule);
                 }
+                let mine = channels.rated.finish_round(reducer.worker);
+                // a writer that failed has stopped listening; its error comes with it below
+                to_writer.send(mine).ok();
             }
-        }
-        if let Some(r) = rates {
-            match r.finish() {
-                Ok(entry) => files.push(entry),
-                Err(e) => error = Some((index as u32, format!("{e:#}"))),
-            }
+            drop(to_writer);
+            writer.map(|w| {
+                w.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("writing {rel} failed")))
+            })
+        });
+        match written {
+            Some(Ok(entry)) => files.push(entry),
+            Some(Err(e)) => error = Some((index as u32, format!("{e:#}"))),
+            None => {}
         }
         for crawler in round.clone() {
             let dest = crawler % peers as u32;
