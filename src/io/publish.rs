@@ -49,6 +49,14 @@ pub fn staging_dir(out: &Path, run_id: &str) -> PathBuf {
     parent.join(format!(".{name}.staging-{run_id}"))
 }
 
+/// The path of file `rel` in the staging folder `staging`, its folders created.
+pub fn staged_file(staging: &Path, rel: &str) -> Result<PathBuf> {
+    let path = staging.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap_or(staging))
+        .with_context(|| format!("creating {}", path.display()))?;
+    Ok(path)
+}
+
 /// Writes the manifest and `_SUCCESS` into `staging`, then swaps it into `out`'s place.
 ///
 /// The swap is the moment of publication: after it, the output is complete and nothing undoes it

@@ -3,13 +3,14 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use revisit_core::reduce::Combine;
 use serde::{Deserialize, Serialize};
 
 use super::state::NEVER;
 use super::Phases;
 use crate::io::manifest::FileEntry;
+use crate::io::publish;
 use crate::io::rates_out::{RateRow, RatesWriter, Size};
 use crate::job::wire::rated::RatedBatch;
 use crate::plan::run::RunPlan;
@@ -109,9 +110,7 @@ impl RatesPartition {
         size: Size,
         metadata: &[(String, String)],
     ) -> Result<Self> {
-        let path = staging.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap_or(staging))
-            .with_context(|| format!("creating {}", path.display()))?;
+        let path = publish::staged_file(staging, rel)?;
         Ok(RatesPartition {
             rel: rel.to_owned(),
             writer: RatesWriter::create(&path, size, metadata)?,

@@ -430,9 +430,7 @@ pub(super) fn write_fetches<'a>(
     start_us: i64,
     metadata: &[(String, String)],
 ) -> Result<FileEntry> {
-    let path = staging.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap_or(staging))
-        .with_context(|| format!("creating {}", path.display()))?;
+    let path = publish::staged_file(staging, rel)?;
     let rows = fetches.iter().map(|&(at_s, h, page)| {
         let (name, urls) = host(h as usize);
         VisitRow {
@@ -488,9 +486,7 @@ fn write_crawler_learned(
 ) -> Result<FileEntry> {
     let mut hosts: Vec<LearnedHost> = batches.into_iter().flat_map(|b| b.hosts).collect();
     hosts.sort_unstable_by_key(|h| h.id);
-    let path = staging.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap_or(staging))
-        .with_context(|| format!("creating {}", path.display()))?;
+    let path = publish::staged_file(staging, rel)?;
     let rows = hosts.iter().flat_map(|h| {
         (0..h.urls.len()).map(move |i| LearnedRow {
             url: h.urls[i].as_bytes(),
@@ -528,28 +524,26 @@ fn write_lead_tables(
         rejected.extend(r);
     }
     rejected.sort_by_key(|r| r.origin);
-    let mut written = Vec::new();
-    std::fs::create_dir_all(staging.join("hosts"))
-        .with_context(|| format!("creating {}", staging.display()))?;
+    let hosts = "hosts/part-00000.parquet";
     let (n, bytes) = write_hosts(
-        &staging.join("hosts/part-00000.parquet"),
+        &publish::staged_file(staging, hosts)?,
         HostRows::merged(&host_rows),
         metadata,
     )?;
-    written.push(FileEntry {
-        path: "hosts/part-00000.parquet".into(),
+    let mut written = vec![FileEntry {
+        path: hosts.into(),
         rows: n,
         bytes,
-    });
-    std::fs::create_dir_all(staging.join("rejected"))?;
+    }];
+    let rejected_rel = "rejected/part-00000.parquet";
     let (n, bytes) = write_rejected(
-        &staging.join("rejected/part-00000.parquet"),
+        &publish::staged_file(staging, rejected_rel)?,
         &rejected,
         files,
         metadata,
     )?;
     written.push(FileEntry {
-        path: "rejected/part-00000.parquet".into(),
+        path: rejected_rel.into(),
         rows: n,
         bytes,
     });
