@@ -221,7 +221,7 @@ mod tests {
             Workers { ids, rows, hosts }
         }
 
-        /// Worker `w`'s batches of `hosts`, cut after every 50 rows as a sender cuts them.
+        /// A worker's batches of `hosts`, cut after 50 rows or more as a sender cuts them.
         fn batches(&self, hosts: &[usize]) -> Vec<RatedBatch> {
             let mut batches = vec![RatedBatch::default()];
             for &h in hosts {
