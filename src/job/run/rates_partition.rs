@@ -18,7 +18,7 @@ use crate::plan::run::RunPlan;
 /// Rows a crawler's writer takes in one round, about: the rates travel in slices of the crawlers'
 /// hosts, so a round holds a bounded share of the URLs (whole crawlers in one round held 40 bytes
 /// a URL at the peak of the 10M-URL bench, a tenth of the URLs each round). A slice is 20-40 MB of
-/// rows in transit per writer.
+/// rows; a writer holds up to three at once (one written, one queued, one arriving).
 pub const SLICE_ROWS: usize = 1 << 18;
 
 /// The slices a round of crawlers is sent in: ranges of host identity of equal width, as many as
