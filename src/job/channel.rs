@@ -7,6 +7,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use serde_bytes::ByteBuf;
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
@@ -130,8 +131,9 @@ impl<D: ExchangeData + Clone> Shuffle<D> {
     }
 }
 
-/// A message of the all-reduce: (destination worker, source worker, serialised partial).
-pub type ReduceMessage = (u32, u32, Vec<u8>);
+/// A message of the all-reduce: (destination worker, source worker, serialised partial). The
+/// partial travels as one byte string: as a plain `Vec<u8>` bincode would encode it byte by byte.
+pub type ReduceMessage = (u32, u32, ByteBuf);
 
 /// The all-reduce of a timely worker.
 pub struct Reducer<'w> {
@@ -167,7 +169,7 @@ impl AllReduce for Reducer<'_> {
         // Serialising our own types cannot fail; a failure here is a bug, and aborts the job.
         let bytes = bincode::serialize(&partial).expect("serialising a partial result");
         for dest in 0..peers as u32 {
-            self.channel.send((dest, me, bytes.clone()));
+            self.channel.send((dest, me, ByteBuf::from(bytes.clone())));
         }
         let mut got = self.channel.finish_round(self.worker);
         got.sort_by_key(|m| m.1);

@@ -17,6 +17,7 @@ mod write;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use serde_bytes::ByteBuf;
 use timely::worker::Worker;
 
 use super::channel::{Reducer, Shuffle};
@@ -120,8 +121,9 @@ pub struct Channels {
     pub visits: Option<Shuffle<VisitBatch>>,
     /// Hosts' due times to their crawler's writer (with --timetable).
     pub due: Option<Shuffle<DueBatch>>,
-    /// Host rows and rejected rows to the lead.
-    pub gather: Shuffle<(u32, Vec<u8>)>,
+    /// Host rows and rejected rows to the lead, encoded (one byte string, see
+    /// [`super::channel::ReduceMessage`]).
+    pub gather: Shuffle<(u32, ByteBuf)>,
 }
 
 impl Channels {
@@ -141,7 +143,7 @@ impl Channels {
                 .then(|| Shuffle::new(worker, "ToTimetable", |b: &VisitBatch| b.dest as u64)),
             due: matches!(mode, Some(TimetableMode::Rolling))
                 .then(|| Shuffle::new(worker, "DueToTimetable", |b: &DueBatch| b.dest as u64)),
-            gather: Shuffle::new(worker, "ToLead", |m: &(u32, Vec<u8>)| m.0 as u64),
+            gather: Shuffle::new(worker, "ToLead", |m: &(u32, ByteBuf)| m.0 as u64),
         }
     }
 }

@@ -10,6 +10,7 @@ use revisit_core::reduce::{AllReduce, Combine};
 use revisit_core::schedule::night::NightTotals;
 use revisit_core::units::{per_horizon, PerDay};
 use serde::{Deserialize, Serialize};
+use serde_bytes::ByteBuf;
 
 use super::cyclic::write_crawler_visits;
 use super::learn::Learned;
@@ -66,11 +67,9 @@ pub fn write(
     let index = reducer.worker.index();
     let lead = index == 0;
     fail_point("write", index);
-    channels.gather.send((
-        0,
-        bincode::serialize(&(host_rows(plan, loaded, solved, assigned), &loaded.rejected))
-            .context("encoding host rows")?,
-    ));
+    let host_rows = (host_rows(plan, loaded, solved, assigned), &loaded.rejected);
+    let encoded = bincode::serialize(&host_rows).context("encoding host rows")?;
+    channels.gather.send((0, ByteBuf::from(encoded)));
     let gathered = channels.gather.finish_round(reducer.worker);
 
     // The staging folder of the run every process agreed on.
@@ -510,7 +509,7 @@ fn write_crawler_learned(
 /// Writes the hosts and rejected tables from every worker's share (lead only).
 fn write_lead_tables(
     staging: &Path,
-    gathered: Vec<(u32, Vec<u8>)>,
+    gathered: Vec<(u32, ByteBuf)>,
     files: &[PathBuf],
     metadata: &[(String, String)],
 ) -> Result<Vec<FileEntry>> {

@@ -15,6 +15,8 @@ pub struct RatedBatch {
     /// The crawler these rows belong to.
     pub crawler: u32,
     /// URL bytes of every row, back to back.
+    // one byte string between processes, not a sequence of bytes (see `RowBatch::text`)
+    #[serde(with = "serde_bytes")]
     pub url_text: Vec<u8>,
     /// End of each row's URL in `url_text`.
     pub url_end: Vec<u32>,
@@ -34,6 +36,7 @@ pub struct RatedBatch {
     /// contiguous and never split across batches).
     pub runs: Vec<HostRun>,
     /// Host names of the runs, back to back.
+    #[serde(with = "serde_bytes")]
     pub host_text: Vec<u8>,
 }
 
