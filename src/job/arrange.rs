@@ -2,7 +2,8 @@
 //! (independent of arrival order and worker count), duplicates removed, caps joined.
 
 use super::flag_sort::{flag_pass, RADIX};
-use super::keys::{host_id, url_id};
+use super::keys::host_id;
+use super::url_text::{Form, Rests, Url};
 use super::wire::rows::RowBatch;
 use crate::io::hosts::HostDelays;
 use crate::io::pages::{Reason, Rejected};
@@ -11,19 +12,15 @@ use revisit_core::solve::pages::{Pages, PagesError};
 use revisit_core::units::{politeness_cap, Seconds, SECONDS_PER_DAY};
 
 /// A worker's pages in canonical order, grouped by host, in columns: the solver's pages plus what
-/// the output needs (URL text, host names). Of the received batches only the text is kept (the
-/// URLs point into it).
+/// the output needs (URLs, host names). URLs are held without the scheme and host their host
+/// names ([`Rests`]).
 pub struct Arranged {
     pub pages: Pages,
     /// The importance column as read, when the solver's importance differs from it
     /// (`--value-per-change`); empty otherwise.
     pub input_importance: Vec<f64>,
-    /// The text of the received batches, kept where it arrived: copying every URL into canonical
-    /// order faulted in a fresh buffer the size of all URLs (the largest single cost of arranging),
-    /// while readers of URLs (the writers, the timetable) copy them out once anyway.
-    texts: Vec<Vec<u8>>,
-    /// Where each page's URL is in `texts`, in page order.
-    url_at: Vec<UrlAt>,
+    /// Each page's URL past its scheme and host, in page order.
+    rests: Rests,
     /// Name of each host, back to back (one allocation, not one per host).
     host_text: String,
     /// End of each host's name in `host_text`.
@@ -46,62 +43,36 @@ impl Arranged {
         &self.host_text[start..self.host_end[h]]
     }
 
-    /// URL bytes of page `i`.
+    /// URL of page `i`, of host `h`.
     #[inline]
-    pub fn url_bytes(&self, i: usize) -> &[u8] {
-        let at = self.url_at[i];
-        let start = at.start as usize;
-        &self.texts[at.batch as usize][start..start + at.len as usize]
+    pub fn url(&self, h: usize, i: usize) -> Url<'_> {
+        debug_assert!(self.pages.host_pages(h).contains(&i));
+        let (form, rest) = self.rests.get(i);
+        Url::new(form, self.host_name(h).as_bytes(), rest)
     }
 
-    /// Length in bytes of page `i`'s URL (without reading it).
-    #[inline]
-    pub fn url_len(&self, i: usize) -> usize {
-        self.url_at[i].len as usize
+    /// Every page's URL, in page order.
+    pub fn urls(&self) -> impl Iterator<Item = Url<'_>> + '_ {
+        (0..self.pages.hosts())
+            .flat_map(move |h| self.pages.host_pages(h).map(move |i| self.url(h, i)))
     }
 
-    /// Asks the CPU to fetch page `i`'s URL into cache ahead of a [`Arranged::url_bytes`]: URLs in
-    /// arena order are scattered over the received text, and a pass copying them out waits on one
-    /// cache miss per URL unless it looks a few pages ahead.
-    #[inline]
-    pub fn prefetch_url(&self, i: usize) {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(at) = self.url_at.get(i) {
-            if let Some(text) = self.texts.get(at.batch as usize) {
-                let p = text.as_ptr().wrapping_add(at.start as usize);
-                // SAFETY: a prefetch is a hint; it never faults nor reads into the program.
-                unsafe {
-                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                        p as *const i8,
-                    )
-                }
-            }
-        }
-    }
-}
-
-impl Arranged {
     /// Every page as (URL key, page index), sorted by key: the side of a merge-join with a table
     /// keyed by URL (a binary search per page missed the cache at every step of 10M-row tables).
     pub fn pages_by_url_key(&self) -> Vec<(u128, u32)> {
-        let mut pages: Vec<(u128, u32)> = (0..self.pages.len())
-            .map(|i| {
-                self.prefetch_url(i + URL_PREFETCH_DISTANCE);
-                (url_id(self.url_bytes(i)), i as u32)
-            })
+        let mut pages: Vec<(u128, u32)> = self
+            .urls()
+            .enumerate()
+            .map(|(i, url)| (url.id(), i as u32))
             .collect();
         pages.sort_unstable();
         pages
     }
 }
 
-/// How many pages ahead a pass over URLs in arena order prefetches (enough to cover a miss to
-/// memory at a few nanoseconds per URL copied).
-pub const URL_PREFETCH_DISTANCE: usize = 16;
-
-/// A URL's place in the received text: batch, first byte, length.
+/// A URL's rest in the received text: batch, first byte, length.
 #[derive(Clone, Copy, Debug, Default)]
-struct UrlAt {
+struct RestAt {
     batch: u32,
     start: u32,
     len: u32,
@@ -173,7 +144,7 @@ pub fn canonical_order(batches: &[RowBatch], starts: &[u32]) -> Vec<RowKey> {
     let mut keys: Vec<RowKey> = Vec::with_capacity(batches.iter().map(RowBatch::len).sum());
     for (b, batch) in batches.iter().enumerate() {
         for r in 0..batch.len() {
-            let url_key = url_id(batch.url_bytes(r));
+            let url_key = batch.url(r).id();
             keys.push(RowKey {
                 host: split(host_id(batch.host_bytes(r))),
                 url_high: (url_key >> 64) as u64,
@@ -205,12 +176,13 @@ pub fn canonical_order(batches: &[RowBatch], starts: &[u32]) -> Vec<RowKey> {
     keys
 }
 
-/// A row on its way to the arranged columns: its numbers and its URL's place in the text.
+/// A row on its way to the arranged columns: its numbers and its URL's rest in the text.
 #[derive(Clone, Copy, Default)]
 struct Record {
     importance: f64,
     change_rate: f64,
-    url_at: UrlAt,
+    rest_at: RestAt,
+    form: Form,
     complete_obs: bool,
 }
 
@@ -276,7 +248,7 @@ pub fn arrange(
                 duplicates.push(Rejected {
                     origin: batch.origin(r),
                     reason: Reason::DuplicateUrl,
-                    url: Some(batch.url(r).to_owned()),
+                    url: Some(batch.url(r).to_string_lossy()),
                     host: Some(name.to_owned()),
                     importance: Some(batch.importance[r]),
                     change_rate: Some(batch.change_rate[r]),
@@ -327,15 +299,16 @@ pub fn arrange(
                 continue;
             }
             let d = d as usize;
-            let (start, end) = batch.url_range(r);
+            let (form, start, end) = batch.rest_at(r);
             records[d] = Record {
                 importance: batch.importance[r],
                 change_rate: batch.change_rate[r],
-                url_at: UrlAt {
+                rest_at: RestAt {
                     batch: b as u32,
                     start: start as u32,
                     len: (end - start) as u32,
                 },
+                form,
                 complete_obs: batch.complete_obs[r],
             };
             if batch.has_intervals() {
@@ -344,10 +317,12 @@ pub fn arrange(
                 max_rate[d] = SECONDS_PER_DAY / batch.min_interval_s[r];
             }
         }
-        // keep the text, free the rest of this batch now
+        // keep the text until the URLs are copied out in order, free the rest of this batch now
         texts.push(std::mem::take(&mut batch.text));
         *batch = RowBatch::default();
     }
+    let rests = rests_in_order(&records, &texts);
+    drop(texts);
     let importance: Vec<f64> = records
         .iter()
         .map(|r| plan.importance(r.importance, r.change_rate))
@@ -360,7 +335,6 @@ pub fn arrange(
     };
     let change_rate: Vec<f64> = records.iter().map(|r| r.change_rate).collect();
     let complete_obs: Vec<bool> = records.iter().map(|r| r.complete_obs).collect();
-    let url_at: Vec<UrlAt> = records.iter().map(|r| r.url_at).collect();
     drop(records);
     drop(dest);
     // Rows were validated when read, but --value-per-change's products can still overflow
@@ -371,8 +345,7 @@ pub fn arrange(
     Ok(Arranged {
         input_importance,
         pages,
-        texts,
-        url_at,
+        rests,
         host_text,
         host_end,
         host_keys,
@@ -380,4 +353,42 @@ pub fn arrange(
         host_delays,
         duplicates,
     })
+}
+
+/// The URL rests of `records` (in page order) copied out of the received `texts`, back to back: a
+/// copy of a third of the text, read once at random here so that every later reader (the writers
+/// above all) reads in order, and the received text with its hosts repeated goes.
+fn rests_in_order(records: &[Record], texts: &[Vec<u8>]) -> Rests {
+    let bytes = records.iter().map(|r| r.rest_at.len as usize).sum();
+    let mut rests = Rests::with_capacity(records.len(), bytes);
+    for (i, r) in records.iter().enumerate() {
+        if let Some(ahead) = records.get(i + URL_PREFETCH_DISTANCE) {
+            prefetch(texts, ahead.rest_at);
+        }
+        let at = r.rest_at;
+        let start = at.start as usize;
+        rests.push(
+            r.form,
+            &texts[at.batch as usize][start..start + at.len as usize],
+        );
+    }
+    rests
+}
+
+/// How many rows ahead a pass reading rests at random prefetches (enough to cover a miss to
+/// memory at a few nanoseconds per rest copied).
+const URL_PREFETCH_DISTANCE: usize = 16;
+
+/// Asks the CPU to fetch the rest at `at` into cache: the pass copying rests out in page order
+/// would wait on one cache miss per URL unless it looked a few rows ahead.
+#[inline]
+fn prefetch(texts: &[Vec<u8>], at: RestAt) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(text) = texts.get(at.batch as usize) {
+        let p = text.as_ptr().wrapping_add(at.start as usize);
+        // SAFETY: a prefetch is a hint; it never faults nor reads into the program.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
+        }
+    }
 }

@@ -23,6 +23,7 @@ pub mod route;
 pub mod run;
 pub mod sweep;
 mod url_dedupe;
+pub mod url_text;
 pub mod wire;
 
 use anyhow::{anyhow, Result};

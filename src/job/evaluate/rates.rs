@@ -15,7 +15,6 @@ use crate::io::inputs;
 use crate::io::rates_in::{self, RatesUnit};
 use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
-use crate::job::keys::url_id;
 use crate::job::load::{load, LoadChannels};
 use crate::job::progress::Progress;
 use crate::plan::evaluate::EvaluatePlan;
@@ -142,7 +141,7 @@ fn join(received: Vec<KeyedMessage>, arranged: &Arranged) -> (Join, Vec<f64>) {
         let mut host = HostValue::default();
         let mut spend = 0.0;
         for i in pages.host_pages(h) {
-            let key = url_id(arranged.url_bytes(i));
+            let key = arranged.url(h, i).id();
             if let Ok(k) = pairs.binary_search_by(|p| p.0.cmp(&key)) {
                 rates[i] = pairs[k].1;
                 matched[k] = true;

@@ -26,9 +26,9 @@ use timely::worker::Worker;
 use super::{fetch_time, optima, route_keyed, KeyedMessage};
 use crate::io::inputs;
 use crate::io::visits_in::{self, HorizonSource, VisitsFile, VisitsUnit};
-use crate::job::arrange::{Arranged, URL_PREFETCH_DISTANCE};
+use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
-use crate::job::keys::{url_id, url_key};
+
 use crate::job::load::{load, LoadChannels};
 use crate::job::progress::Progress;
 use crate::plan::evaluate::{EvaluatePlan, MonteCarloPlan, OBJECTIVES};
@@ -222,7 +222,7 @@ fn join(
     for h in 0..pages.hosts() {
         host_times.clear();
         for i in pages.host_pages(h) {
-            let key = url_id(arranged.url_bytes(i));
+            let key = arranged.url(h, i).id();
             let lo = pairs.partition_point(|p| p.0 < key);
             let hi = lo + pairs[lo..].partition_point(|p| p.0 == key);
             page_times.clear();
@@ -286,12 +286,7 @@ fn bounds(
         .iter()
         .map(|&d| host_visit_cap(horizon, d))
         .collect();
-    let keys: Vec<u64> = (0..pages.len())
-        .map(|i| {
-            arranged.prefetch_url(i + URL_PREFETCH_DISTANCE);
-            url_key(arranged.url_bytes(i))
-        })
-        .collect();
+    let keys: Vec<u64> = arranged.urls().map(|url| url.key()).collect();
     // the budget is floor(bandwidth x T): half a visit more keeps floor() at the count against
     // rounding
     let budget = visit_budget((visits as f64 + 0.5) * SECONDS_PER_DAY / horizon.0, horizon);

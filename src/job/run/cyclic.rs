@@ -14,9 +14,8 @@ use revisit_core::schedule::visits::{host_visit_cap, visit_budget, VisitObjectiv
 
 use super::write::write_fetches;
 use crate::io::manifest::FileEntry;
-use crate::job::arrange::{Arranged, URL_PREFETCH_DISTANCE};
+use crate::job::arrange::Arranged;
 use crate::job::channel::Reducer;
-use crate::job::keys::url_key;
 use crate::job::progress::Progress;
 use crate::job::wire::visits::VisitBatch;
 use crate::plan::run::{RunPlan, TimetableMode};
@@ -50,12 +49,7 @@ pub fn plan(
         .iter()
         .map(|&d| host_visit_cap(horizon, d))
         .collect();
-    let keys: Vec<u64> = (0..pages.len())
-        .map(|i| {
-            arranged.prefetch_url(i + URL_PREFETCH_DISTANCE);
-            url_key(arranged.url_bytes(i))
-        })
-        .collect();
+    let keys: Vec<u64> = arranged.urls().map(|url| url.key()).collect();
     let budget = visit_budget(bandwidth, horizon);
     let wanted = plan.visit_objective();
     let planned = plan_night(pages, &caps, &keys, budget, horizon, wanted, reducer);

@@ -73,7 +73,7 @@ impl RatesSizes {
             let size = &mut sizes[crawler as usize];
             for i in a.pages.host_pages(h).filter(|&i| rates[i] > 0.0) {
                 size.rows += 1;
-                size.url_bytes += a.url_len(i);
+                size.url_bytes += a.url(h, i).len();
             }
         }
         RatesSizes(sizes)
@@ -158,6 +158,7 @@ impl RatesPartition {
 mod tests {
     use super::*;
     use crate::io::parquet_out::ROW_GROUP_ROWS;
+    use crate::job::url_text::Url;
     use crate::job::wire::rated::RatedRow;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
@@ -238,7 +239,8 @@ mod tests {
                         last_fetch_us: if r % 5 == 0 { NEVER } else { x as i64 },
                         next_fetch_us: 2 * x as i64,
                     };
-                    batch.push(format!("https://h{h}.example/{r}").as_bytes(), row);
+                    let url = format!("https://h{h}.example/{r}");
+                    batch.push(Url::whole(url.as_bytes()), row);
                 }
                 if batch.len() >= 50 {
                     batches.push(RatedBatch::default());

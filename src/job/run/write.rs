@@ -25,7 +25,7 @@ use crate::io::pages::Rejected;
 use crate::io::rejected_out::write_rejected;
 use crate::io::visits_out::{write_visits, VisitRow};
 use crate::io::{publish, schema};
-use crate::job::arrange::{Arranged, URL_PREFETCH_DISTANCE};
+use crate::job::arrange::Arranged;
 use crate::job::channel::Reducer;
 use crate::job::fail_point::fail_point;
 use crate::job::load::Loaded;
@@ -360,7 +360,6 @@ fn send_rates(
         }
         batch.start_host(a.host_ids[h], a.host_name(h), s.hosts[h].capped);
         for (k, i) in a.pages.host_pages(h).enumerate() {
-            a.prefetch_url(i + URL_PREFETCH_DISTANCE);
             let rate = s.rates[i];
             if rate > 0.0 {
                 let importance = a
@@ -377,7 +376,7 @@ fn send_rates(
                     last_fetch_us: p.known.last_us(i),
                     next_fetch_us: crate::time::add_seconds_us(start, schedule.next_s[k]),
                 };
-                batch.push(a.url_bytes(i), row);
+                batch.push(a.url(h, i), row);
             }
         }
         if batch.text_bytes() >= BATCH_TEXT_BYTES {

@@ -50,8 +50,7 @@ impl DueHost {
         let (next_s, interval_s) = (&schedule.next_s, &schedule.interval_s);
         for (k, i) in arranged.pages.host_pages(h).enumerate() {
             if next_s[k] < horizon.0 {
-                host.urls
-                    .push(String::from_utf8_lossy(arranged.url_bytes(i)).into_owned());
+                host.urls.push(arranged.url(h, i).to_string_lossy());
                 host.due_s
                     .push(due_in_night(next_s[k], interval_s[k], horizon).collect());
             }

@@ -51,8 +51,7 @@ impl LearnedHost {
         for i in arranged.pages.host_pages(h) {
             let e = &evidence[i];
             let Some(last) = e.last_at else { continue };
-            host.urls
-                .push(String::from_utf8_lossy(arranged.url_bytes(i)).into_owned());
+            host.urls.push(arranged.url(h, i).to_string_lossy());
             host.change_rate.push(estimates[i].change_rate);
             host.complete_obs.push(e.complete);
             host.observations.push(estimates[i].observations);

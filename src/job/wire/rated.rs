@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::job::url_text::Url;
+
 /// A batch of solved rows bound for one crawler's writer.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RatedBatch {
@@ -109,8 +111,8 @@ impl RatedBatch {
     }
 
     /// Appends a row of the current host.
-    pub fn push(&mut self, url: &[u8], row: RatedRow) {
-        self.url_text.extend_from_slice(url);
+    pub fn push(&mut self, url: Url<'_>, row: RatedRow) {
+        url.push_to(&mut self.url_text);
         self.url_end.push(self.url_text.len() as u32);
         self.importance.push(row.importance);
         self.change_rate.push(row.change_rate);
@@ -175,10 +177,10 @@ mod tests {
             next_fetch_us: 0,
         };
         b.start_host(5, "a.example", false);
-        b.push(b"https://a.example/1", row(1.0, 2.0));
-        b.push(b"https://a.example/22", row(2.0, 0.25));
+        b.push(Url::whole(b"https://a.example/1"), row(1.0, 2.0));
+        b.push(Url::whole(b"https://a.example/22"), row(2.0, 0.25));
         b.start_host(3, "b.example", true);
-        b.push(b"https://b.example/", row(3.0, 0.5));
+        b.push(Url::whole(b"https://b.example/"), row(3.0, 0.5));
         assert_eq!(b.len(), 3);
         assert_eq!(b.run_rows(0), 0..2);
         assert_eq!(b.run_rows(1), 2..3);

@@ -6,28 +6,26 @@ use serde::{Deserialize, Serialize};
 
 use super::claims;
 use crate::io::pages::Origin;
-
-/// What ends a URL's scheme; the authority, and most often the host, follows.
-const SCHEME_END: &str = "://";
+use crate::job::url_text::{Form, Url};
 
 /// A batch of input page rows bound for the worker of their hosts.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RowBatch {
     /// The worker these rows go to.
     pub dest: u32,
-    /// URL bytes of every row, back to back, each followed by its host's bytes unless the URL
-    /// spells the host right after its scheme (almost always: the host is then read in place,
-    /// which saves a third of the text).
+    /// Each row's host, then the rest of its URL after its scheme and host ([`Form`]; the whole
+    /// URL when it does not start with them), back to back: a URL almost always spells its host
+    /// right after its scheme, which is then held once, not twice.
     // one byte string between processes: bincode encodes a plain Vec<u8> byte by byte, which
     // took a third of the read phase of 2 processes
     #[serde(with = "serde_bytes")]
     pub text: Vec<u8>,
-    /// End of each row's URL in `text`.
-    pub url_end: Vec<u32>,
-    /// Start of each row's host in `text`.
-    pub host_start: Vec<u32>,
-    /// End of each row's host in `text`.
-    pub host_end: Vec<u32>,
+    /// End of each row's host in `text` (it starts where the previous row's text ends).
+    host_end: Vec<u32>,
+    /// End of each row's URL rest in `text` (it starts where the host ends).
+    rest_end: Vec<u32>,
+    /// Each row's [`Form`], as its `u8`.
+    form: Vec<u8>,
     pub importance: Vec<f64>,
     /// Changes per day.
     pub change_rate: Vec<f64>,
@@ -56,9 +54,9 @@ impl RowBatch {
         RowBatch {
             dest,
             text: Vec::with_capacity(text),
-            url_end: Vec::with_capacity(rows),
-            host_start: Vec::with_capacity(rows),
             host_end: Vec::with_capacity(rows),
+            rest_end: Vec::with_capacity(rows),
+            form: Vec::with_capacity(rows),
             importance: Vec::with_capacity(rows),
             change_rate: Vec::with_capacity(rows),
             complete_obs: Vec::with_capacity(rows),
@@ -70,12 +68,12 @@ impl RowBatch {
 
     /// Number of rows.
     pub fn len(&self) -> usize {
-        self.url_end.len()
+        self.rest_end.len()
     }
 
     /// Whether the batch has no rows.
     pub fn is_empty(&self) -> bool {
-        self.url_end.is_empty()
+        self.rest_end.is_empty()
     }
 
     /// Appends an input row.
@@ -88,21 +86,12 @@ impl RowBatch {
         complete_obs: bool,
         origin: Origin,
     ) {
-        let url_start = self.text.len();
-        self.text.extend_from_slice(url.as_bytes());
-        self.url_end.push(self.text.len() as u32);
-        let host_start = match url.find(SCHEME_END) {
-            Some(p) if url[p + SCHEME_END.len()..].starts_with(host) => {
-                url_start + p + SCHEME_END.len()
-            }
-            _ => {
-                let start = self.text.len();
-                self.text.extend_from_slice(host.as_bytes());
-                start
-            }
-        };
-        self.host_start.push(host_start as u32);
-        self.host_end.push((host_start + host.len()) as u32);
+        let (form, rest) = Form::of(url, host);
+        self.text.extend_from_slice(host.as_bytes());
+        self.host_end.push(self.text.len() as u32);
+        self.text.extend_from_slice(url[rest..].as_bytes());
+        self.rest_end.push(self.text.len() as u32);
+        self.form.push(form as u8);
         self.importance.push(importance);
         self.change_rate.push(change_rate);
         self.complete_obs.push(complete_obs);
@@ -125,9 +114,9 @@ impl RowBatch {
     /// the run, and doubling growth would leave up to half of it unused.
     pub fn sealed(mut self) -> Self {
         self.text.shrink_to_fit();
-        self.url_end.shrink_to_fit();
-        self.host_start.shrink_to_fit();
         self.host_end.shrink_to_fit();
+        self.rest_end.shrink_to_fit();
+        self.form.shrink_to_fit();
         self.importance.shrink_to_fit();
         self.change_rate.shrink_to_fit();
         self.complete_obs.shrink_to_fit();
@@ -153,41 +142,38 @@ impl RowBatch {
         self.text.len()
     }
 
-    /// Where row `i`'s URL starts: where the previous row's text ends (its URL, or its host when
-    /// that was appended after the URL).
+    /// Where row `i`'s text starts: where the previous row's ends.
+    #[inline]
     fn start(&self, i: usize) -> usize {
         if i == 0 {
             0
         } else {
-            self.url_end[i - 1].max(self.host_end[i - 1]) as usize
+            self.rest_end[i - 1] as usize
         }
-    }
-
-    /// URL bytes of row `i` (UTF-8; byte order is string order, for sorting).
-    #[inline]
-    pub fn url_bytes(&self, i: usize) -> &[u8] {
-        &self.text[self.start(i)..self.url_end[i] as usize]
-    }
-
-    /// Where row `i`'s URL is in `text`: (first byte, end).
-    #[inline]
-    pub fn url_range(&self, i: usize) -> (usize, usize) {
-        (self.start(i), self.url_end[i] as usize)
     }
 
     /// Host bytes of row `i`.
     #[inline]
     pub fn host_bytes(&self, i: usize) -> &[u8] {
-        &self.text[self.host_start[i] as usize..self.host_end[i] as usize]
+        &self.text[self.start(i)..self.host_end[i] as usize]
     }
 
-    /// URL of row `i`. The bytes were pushed from a &str (and bincode moves them unchanged), so the
+    /// Row `i`'s URL form and where its rest is in `text`: (form, first byte, end).
+    #[inline]
+    pub fn rest_at(&self, i: usize) -> (Form, usize, usize) {
+        let form = Form::from_bits(self.form[i]);
+        (form, self.host_end[i] as usize, self.rest_end[i] as usize)
+    }
+
+    /// URL of row `i`.
+    #[inline]
+    pub fn url(&self, i: usize) -> Url<'_> {
+        let (form, start, end) = self.rest_at(i);
+        Url::new(form, self.host_bytes(i), &self.text[start..end])
+    }
+
+    /// Host of row `i`. The bytes were pushed from a &str (and bincode moves them unchanged), so the
     /// check cannot fail; an empty string would show a broken invariant rather than panic a worker.
-    pub fn url(&self, i: usize) -> &str {
-        std::str::from_utf8(self.url_bytes(i)).unwrap_or("")
-    }
-
-    /// Host of row `i`.
     pub fn host(&self, i: usize) -> &str {
         std::str::from_utf8(self.host_bytes(i)).unwrap_or("")
     }
@@ -198,12 +184,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hosts_in_their_urls_are_read_in_place_and_others_stored() {
+    fn a_host_spelled_in_its_url_is_held_once() {
         let origin = Origin { file: 0, row: 0 };
         let mut b = RowBatch::new(0);
         let rows = [
             ("https://a.example/x", "a.example"),
-            ("https://A.example/y", "a.example"), // case differs: stored after the URL
+            ("https://A.example/y", "a.example"), // case differs: the URL is held whole
             ("urn:isbn:123", "books.example"),
             ("http://b.example:8080/", "b.example"),
             ("http://c.example", "c.example"),
@@ -213,14 +199,22 @@ mod tests {
             b.push(url, host, 1.0, 0.5, false, origin);
         }
         for (i, (url, host)) in rows.iter().enumerate() {
-            assert_eq!(b.url(i), *url);
+            assert_eq!(b.url(i).to_string_lossy(), *url);
             assert_eq!(b.host(i), *host);
         }
-        let stored: usize = ["a.example", "books.example", "other.example"]
-            .iter()
-            .map(|h| h.len())
-            .sum::<usize>();
-        let urls: usize = rows.iter().map(|r| r.0.len()).sum();
-        assert_eq!(b.text_bytes(), urls + stored);
+        let hosts: usize = rows.iter().map(|r| r.1.len()).sum();
+        // the URLs whose scheme and host were not held twice
+        let rests = [
+            "/x",
+            "https://A.example/y",
+            "urn:isbn:123",
+            ":8080/",
+            "",
+            "https://d.example/",
+        ];
+        assert_eq!(
+            b.text_bytes(),
+            hosts + rests.iter().map(|r| r.len()).sum::<usize>()
+        );
     }
 }

@@ -38,8 +38,7 @@ impl VisitHost {
         };
         for i in p.host_pages(h) {
             if counts[i] > 0 {
-                host.urls
-                    .push(String::from_utf8_lossy(arranged.url_bytes(i)).into_owned());
+                host.urls.push(arranged.url(h, i).to_string_lossy());
                 host.importance.push(p.importance()[i]);
                 host.change_rate.push(p.change_rate()[i]);
                 host.counts.push(counts[i]);
