@@ -226,13 +226,15 @@ pub fn arrange(
     let (mut host_keys, mut host_ids) = (Vec::new(), Vec::new());
     let mut host_delays = Vec::new();
     let mut duplicates = Vec::new();
+    // hosts come in increasing identity, as the table's delays are sorted: a merge
+    let mut delays = delays.in_order();
     let mut n = 0usize;
     let mut i = 0;
     while i < keys.len() {
         let host = keys[i].host;
         let (fb, fr) = locate(&starts, keys[i].row);
         let name = batches[fb].host(fr);
-        let delay = delays.get(name).copied().unwrap_or(plan.default_delay);
+        let delay = delays.get(join(host)).unwrap_or(plan.default_delay);
         let cap = if delay.0 > 0.0 {
             politeness_cap(delay).0
         } else {

@@ -13,7 +13,7 @@ use super::arrange::{arrange, Arranged};
 use super::channel::{Reducer, Shuffle};
 use super::fail_point::fail_point;
 use super::heap;
-use super::keys::{route, url_id};
+use super::keys::{host_id, route, url_id};
 use super::progress::Progress;
 use super::url_dedupe;
 use super::wire::claims::{self, Claim, ClaimBatch, LoserBatch};
@@ -103,7 +103,12 @@ pub fn load(
     let files = inputs::expand_pages(&specs)?;
     let page_files = pages::open_all(&files, plan.politeness)?;
     let delays = match &plan.hosts {
-        Some(p) => hosts::read(p, plan.politeness)?,
+        Some(p) => hosts::read(
+            p,
+            plan.politeness,
+            |h| host_id(h.as_bytes()),
+            |h| route(h.as_bytes(), peers) as usize == index,
+        )?,
         None => Default::default(),
     };
     let input_files: Vec<InputFile> = page_files
@@ -113,7 +118,7 @@ pub fn load(
     let hosts_table = plan
         .hosts
         .as_ref()
-        .map(|p| InputFile::hosts_table(p, inputs::size(p), delays.len() as u64));
+        .map(|p| InputFile::hosts_table(p, inputs::size(p), delays.listed()));
     let units = pages::units(&page_files);
     if files.len() as u64 > claims::MAX_FILES
         || page_files
