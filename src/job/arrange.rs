@@ -323,6 +323,10 @@ pub fn arrange(
         texts.push(std::mem::take(&mut batch.text));
         *batch = RowBatch::default();
     }
+    // the rows' numbers are freed; the rests' copy would grow past them, not into them (measured
+    // on the 10M-URL benches, median of 3: the peak from 125 to 114 bytes a URL on 100k hosts, from
+    // 197 to 193 on 3.1M, the run no slower)
+    super::heap::give_back_freed();
     let rests = rests_in_order(&records, &texts);
     drop(texts);
     let importance: Vec<f64> = records

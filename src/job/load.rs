@@ -261,7 +261,7 @@ pub fn load(
         bytes(received.iter().map(|b| b.text.len() as u64).sum())
     ));
     let arranged = arrange(received, &delays, plan, &lost);
-    // the received rows' numbers and the sort keys are gone; only the text and columns stay
+    // the received text and the sort keys are gone; only the arranged columns stay
     heap::give_back_freed();
     let counts = reducer.all_reduce(match &arranged {
         Ok(a) => Counts {
