@@ -142,11 +142,15 @@ fn locate(starts: &[u32], row: u32) -> (usize, usize) {
 /// distinct values has probability below 10^-20.
 pub fn canonical_order(batches: &[RowBatch], starts: &[u32]) -> Vec<RowKey> {
     let mut keys: Vec<RowKey> = Vec::with_capacity(batches.iter().map(RowBatch::len).sum());
+    let mut hosts: Vec<[u64; 2]> = Vec::new();
     for (b, batch) in batches.iter().enumerate() {
+        // each of the batch's hosts hashed once
+        hosts.clear();
+        hosts.extend((0..batch.hosts()).map(|e| split(host_id(batch.entry_bytes(e)))));
         for r in 0..batch.len() {
             let url_key = batch.url(r).id();
             keys.push(RowKey {
-                host: split(host_id(batch.host_bytes(r))),
+                host: hosts[batch.host_entry_of(r)],
                 url_high: (url_key >> 64) as u64,
                 url_low: (url_key >> 32) as u32,
                 row: starts[b] + r as u32,
@@ -320,7 +324,7 @@ pub fn arrange(
             }
         }
         // keep the text until the URLs are copied out in order, free the rest of this batch now
-        texts.push(std::mem::take(&mut batch.text));
+        texts.push(batch.take_rest_text());
         *batch = RowBatch::default();
     }
     // the rows' numbers are freed; the rests' copy would grow past them, not into them (measured

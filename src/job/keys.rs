@@ -44,5 +44,17 @@ pub fn url_key(url: &[u8]) -> u64 {
 /// The worker a host's pages go to.
 #[inline]
 pub fn route(host: &[u8], peers: usize) -> u32 {
-    (xxh3_64_with_seed(host, ROUTE_SEED) % peers as u64) as u32
+    route_of(route_hash(host), peers)
+}
+
+/// The hash [`route`] routes a host by.
+#[inline]
+pub fn route_hash(host: &[u8]) -> u64 {
+    xxh3_64_with_seed(host, ROUTE_SEED)
+}
+
+/// The worker of a host whose [`route_hash`] is `hash`.
+#[inline]
+pub fn route_of(hash: u64, peers: usize) -> u32 {
+    (hash % peers as u64) as u32
 }

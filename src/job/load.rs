@@ -13,7 +13,7 @@ use super::arrange::{arrange, Arranged};
 use super::channel::{Reducer, Shuffle};
 use super::fail_point::fail_point;
 use super::heap;
-use super::keys::{host_id, route, url_id};
+use super::keys::{host_id, route, route_hash, route_of, url_id};
 use super::progress::Progress;
 use super::url_dedupe;
 use super::wire::claims::{self, Claim, ClaimBatch, LoserBatch};
@@ -162,7 +162,8 @@ pub fn load(
             unit,
             &plan.defaults,
             |row| {
-                let dest = route(row.host.as_bytes(), peers) as usize;
+                let host_hash = route_hash(row.host.as_bytes());
+                let dest = route_of(host_hash, peers) as usize;
                 let claim = Claim::new(url_id(row.url.as_bytes()), row.origin, dest as u32);
                 let judge = &mut claimed[claim.judge(peers) as usize];
                 judge.claims.push(claim);
@@ -180,6 +181,7 @@ pub fn load(
                 batch.push(
                     row.url,
                     row.host,
+                    host_hash,
                     row.importance,
                     row.change_rate,
                     row.complete_obs,
@@ -258,7 +260,7 @@ pub fn load(
     // Arrange: group by host, drop duplicates, join politeness delays.
     progress.say(format!(
         "rows sent to their host's worker ({} of URL and host text on this one); arranging by host",
-        bytes(received.iter().map(|b| b.text.len() as u64).sum())
+        bytes(received.iter().map(|b| b.text_bytes() as u64).sum())
     ));
     let arranged = arrange(received, &delays, plan, &lost);
     // the received text and the sort keys are gone; only the arranged columns stay

@@ -13,17 +13,22 @@ use crate::job::url_text::{Form, Url};
 pub struct RowBatch {
     /// The worker these rows go to.
     pub dest: u32,
-    /// Each row's host, then the rest of its URL after its scheme and host ([`Form`]; the whole
-    /// URL when it does not start with them), back to back: a URL almost always spells its host
-    /// right after its scheme, which is then held once, not twice.
+    /// The batch's hosts, each named once (most rows of a batch share their host with others:
+    /// seven in ten on the Zipf bench), back to back.
     // one byte string between processes: bincode encodes a plain Vec<u8> byte by byte, which
     // took a third of the read phase of 2 processes
     #[serde(with = "serde_bytes")]
-    pub text: Vec<u8>,
-    /// End of each row's host in `text` (it starts where the previous row's text ends).
+    host_text: Vec<u8>,
+    /// End of each of the batch's hosts in `host_text`.
     host_end: Vec<u32>,
-    /// End of each row's URL rest in `text` (it starts where the host ends).
+    /// The rest of each row's URL after its scheme and host ([`Form`]; the whole URL when it does
+    /// not start with them), back to back.
+    #[serde(with = "serde_bytes")]
+    rest_text: Vec<u8>,
+    /// End of each row's rest in `rest_text`.
     rest_end: Vec<u32>,
+    /// Each row's host, an index into the batch's hosts.
+    host: Vec<u32>,
     /// Each row's [`Form`], as its `u8`.
     form: Vec<u8>,
     pub importance: Vec<f64>,
@@ -36,7 +41,14 @@ pub struct RowBatch {
     pub max_interval_s: Vec<f64>,
     /// Each row's origin, packed ([`claims::pack`]: 8 bytes a row where an [`Origin`] takes 16).
     origin: Vec<u64>,
+    /// While the batch is filled: the hosts seen, by hash (a direct-mapped cache: a host evicted
+    /// by another is named again, which costs bytes, never a wrong row).
+    #[serde(skip)]
+    seen: Vec<(u64, u32)>,
 }
+
+/// Slots of a batch's cache of hosts seen (12 bytes each).
+const SEEN_SLOTS: usize = 1 << 14;
 
 impl RowBatch {
     /// An empty batch for worker `dest`.
@@ -53,9 +65,11 @@ impl RowBatch {
     pub fn with_capacity(dest: u32, text: usize, rows: usize) -> Self {
         RowBatch {
             dest,
-            text: Vec::with_capacity(text),
-            host_end: Vec::with_capacity(rows),
+            host_text: Vec::new(),
+            host_end: Vec::new(),
+            rest_text: Vec::with_capacity(text),
             rest_end: Vec::with_capacity(rows),
+            host: Vec::with_capacity(rows),
             form: Vec::with_capacity(rows),
             importance: Vec::with_capacity(rows),
             change_rate: Vec::with_capacity(rows),
@@ -63,6 +77,7 @@ impl RowBatch {
             min_interval_s: Vec::new(),
             max_interval_s: Vec::new(),
             origin: Vec::with_capacity(rows),
+            seen: Vec::new(),
         }
     }
 
@@ -76,26 +91,59 @@ impl RowBatch {
         self.rest_end.is_empty()
     }
 
-    /// Appends an input row.
+    /// Number of distinct hosts named (a host evicted from the cache counts again).
+    pub fn hosts(&self) -> usize {
+        self.host_end.len()
+    }
+
+    /// Appends an input row; `host_hash` is any well-mixed 64-bit hash of the host (its route).
+    #[allow(clippy::too_many_arguments)]
     pub fn push(
         &mut self,
         url: &str,
         host: &str,
+        host_hash: u64,
         importance: f64,
         change_rate: f64,
         complete_obs: bool,
         origin: Origin,
     ) {
         let (form, rest) = Form::of(url, host);
-        self.text.extend_from_slice(host.as_bytes());
-        self.host_end.push(self.text.len() as u32);
-        self.text.extend_from_slice(url[rest..].as_bytes());
-        self.rest_end.push(self.text.len() as u32);
+        let entry = self.host_entry(host, host_hash);
+        self.host.push(entry);
+        self.rest_text.extend_from_slice(url[rest..].as_bytes());
+        self.rest_end.push(self.rest_text.len() as u32);
         self.form.push(form as u8);
         self.importance.push(importance);
         self.change_rate.push(change_rate);
         self.complete_obs.push(complete_obs);
         self.origin.push(claims::pack(origin));
+    }
+
+    /// The batch's entry of `host`: the one seen last under its hash if it is the same host, else
+    /// a new one.
+    #[inline]
+    fn host_entry(&mut self, host: &str, hash: u64) -> u32 {
+        if self.seen.is_empty() {
+            self.seen = vec![(0, u32::MAX); SEEN_SLOTS];
+        }
+        let slot = &mut self.seen[hash as usize % SEEN_SLOTS];
+        if slot.0 == hash && slot.1 != u32::MAX {
+            let e = slot.1 as usize;
+            let start = if e == 0 {
+                0
+            } else {
+                self.host_end[e - 1] as usize
+            };
+            if &self.host_text[start..self.host_end[e] as usize] == host.as_bytes() {
+                return slot.1;
+            }
+        }
+        self.host_text.extend_from_slice(host.as_bytes());
+        self.host_end.push(self.host_text.len() as u32);
+        let entry = (self.host_end.len() - 1) as u32;
+        *slot = (hash, entry);
+        entry
     }
 
     /// Appends the refetch-interval bounds of the row just pushed (seconds, NaN: none); every row
@@ -113,9 +161,12 @@ impl RowBatch {
     /// Gives back spare capacity before the batch is sent: a received batch lives until the end of
     /// the run, and doubling growth would leave up to half of it unused.
     pub fn sealed(mut self) -> Self {
-        self.text.shrink_to_fit();
+        self.seen = Vec::new();
+        self.host_text.shrink_to_fit();
         self.host_end.shrink_to_fit();
+        self.rest_text.shrink_to_fit();
         self.rest_end.shrink_to_fit();
+        self.host.shrink_to_fit();
         self.form.shrink_to_fit();
         self.importance.shrink_to_fit();
         self.change_rate.shrink_to_fit();
@@ -139,37 +190,57 @@ impl RowBatch {
 
     /// Bytes of text held (to cut batches at a bounded size).
     pub fn text_bytes(&self) -> usize {
-        self.text.len()
+        self.host_text.len() + self.rest_text.len()
     }
 
-    /// Where row `i`'s text starts: where the previous row's ends.
+    /// The rests' text (arranging keeps it until the rests are copied out).
+    pub fn take_rest_text(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.rest_text)
+    }
+
+    /// The batch's entry of row `i`'s host.
     #[inline]
-    fn start(&self, i: usize) -> usize {
-        if i == 0 {
+    pub fn host_entry_of(&self, i: usize) -> usize {
+        self.host[i] as usize
+    }
+
+    /// Bytes of the batch's host entry `e`.
+    #[inline]
+    pub fn entry_bytes(&self, e: usize) -> &[u8] {
+        let start = if e == 0 {
             0
         } else {
-            self.rest_end[i - 1] as usize
-        }
+            self.host_end[e - 1] as usize
+        };
+        &self.host_text[start..self.host_end[e] as usize]
     }
 
     /// Host bytes of row `i`.
     #[inline]
     pub fn host_bytes(&self, i: usize) -> &[u8] {
-        &self.text[self.start(i)..self.host_end[i] as usize]
+        self.entry_bytes(self.host_entry_of(i))
     }
 
-    /// Row `i`'s URL form and where its rest is in `text`: (form, first byte, end).
+    /// Row `i`'s URL form and where its rest is in the rests' text: (form, first byte, end).
     #[inline]
     pub fn rest_at(&self, i: usize) -> (Form, usize, usize) {
-        let form = Form::from_bits(self.form[i]);
-        (form, self.host_end[i] as usize, self.rest_end[i] as usize)
+        let start = if i == 0 {
+            0
+        } else {
+            self.rest_end[i - 1] as usize
+        };
+        (
+            Form::from_bits(self.form[i]),
+            start,
+            self.rest_end[i] as usize,
+        )
     }
 
     /// URL of row `i`.
     #[inline]
     pub fn url(&self, i: usize) -> Url<'_> {
         let (form, start, end) = self.rest_at(i);
-        Url::new(form, self.host_bytes(i), &self.text[start..end])
+        Url::new(form, self.host_bytes(i), &self.rest_text[start..end])
     }
 
     /// Host of row `i`. The bytes were pushed from a &str (and bincode moves them unchanged), so the
@@ -182,9 +253,10 @@ impl RowBatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::keys::route_hash;
 
     #[test]
-    fn a_host_spelled_in_its_url_is_held_once() {
+    fn a_host_is_named_once_and_not_again_in_its_urls() {
         let origin = Origin { file: 0, row: 0 };
         let mut b = RowBatch::new(0);
         let rows = [
@@ -196,13 +268,23 @@ mod tests {
             ("https://d.example/", "other.example"),
         ];
         for (url, host) in rows {
-            b.push(url, host, 1.0, 0.5, false, origin);
+            b.push(
+                url,
+                host,
+                route_hash(host.as_bytes()),
+                1.0,
+                0.5,
+                false,
+                origin,
+            );
         }
         for (i, (url, host)) in rows.iter().enumerate() {
             assert_eq!(b.url(i).to_string_lossy(), *url);
             assert_eq!(b.host(i), *host);
         }
-        let hosts: usize = rows.iter().map(|r| r.1.len()).sum();
+        // a.example named once
+        let hosts: usize = rows[1..].iter().map(|r| r.1.len()).sum();
+        assert_eq!(b.hosts(), rows.len() - 1);
         // the URLs whose scheme and host were not held twice
         let rests = [
             "/x",
@@ -216,5 +298,28 @@ mod tests {
             b.text_bytes(),
             hosts + rests.iter().map(|r| r.len()).sum::<usize>()
         );
+    }
+
+    #[test]
+    fn hosts_sharing_a_hash_or_a_slot_keep_their_own_names() {
+        let origin = Origin { file: 0, row: 0 };
+        let mut b = RowBatch::new(0);
+        // the same hash for two hosts, and a hash a slot apart: every row reads back its host
+        let rows = [
+            ("https://a.example/1", "a.example", 7),
+            ("https://b.example/2", "b.example", 7),
+            ("https://a.example/3", "a.example", 7),
+            ("https://c.example/4", "c.example", 7 + SEEN_SLOTS as u64),
+            ("https://a.example/5", "a.example", 7),
+        ];
+        for (url, host, hash) in rows {
+            b.push(url, host, hash, 1.0, 0.5, false, origin);
+        }
+        for (i, (url, host, _)) in rows.iter().enumerate() {
+            assert_eq!(b.url(i).to_string_lossy(), *url);
+            assert_eq!(b.host(i), *host);
+        }
+        // each eviction names its host again
+        assert_eq!(b.hosts(), 5);
     }
 }
