@@ -204,6 +204,18 @@ impl RowBatch {
         self.host[i] as usize
     }
 
+    /// Where row `i`'s host entry is held (to prefetch it).
+    #[inline]
+    pub fn host_entry_ptr(&self, i: usize) -> *const u32 {
+        self.host.as_ptr().wrapping_add(i)
+    }
+
+    /// Where host entry `e`'s bounds are held (to prefetch them).
+    #[inline]
+    pub fn entry_end_ptr(&self, e: usize) -> *const u32 {
+        self.host_end.as_ptr().wrapping_add(e.saturating_sub(1))
+    }
+
     /// Bytes of the batch's host entry `e`.
     #[inline]
     pub fn entry_bytes(&self, e: usize) -> &[u8] {
