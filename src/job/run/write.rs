@@ -67,8 +67,10 @@ pub fn write(
     let index = reducer.worker.index();
     let lead = index == 0;
     fail_point("write", index);
-    let host_rows = (host_rows(plan, loaded, solved, assigned), &loaded.rejected);
-    let encoded = bincode::serialize(&host_rows).context("encoding host rows")?;
+    // the rows go as bytes, and are not kept beside them through the write (65 bytes a host)
+    let encoded =
+        bincode::serialize(&(host_rows(plan, loaded, solved, assigned), &loaded.rejected))
+            .context("encoding host rows")?;
     channels.gather.send((0, ByteBuf::from(encoded)));
     let gathered = channels.gather.finish_round(reducer.worker);
 
