@@ -218,6 +218,15 @@ impl Utf8Builder {
         self.lengths.push(bytes.len());
     }
 
+    /// Appends a value given in pieces, one after the other.
+    pub fn push_parts(&mut self, parts: [&[u8]; 3]) {
+        let start = self.values.len();
+        for part in parts {
+            self.values.extend_from_slice(part);
+        }
+        self.lengths.push(self.values.len() - start);
+    }
+
     /// The column; fails if the bytes are not UTF-8.
     pub fn finish(self) -> Result<arrow_array::StringArray> {
         let offsets = arrow_buffer::OffsetBuffer::<i32>::from_lengths(self.lengths);

@@ -14,7 +14,8 @@ use super::schema;
 /// One row of a rates table.
 #[derive(Clone, Copy, Debug)]
 pub struct RateRow<'a> {
-    pub url: &'a [u8],
+    /// The URL's bytes, in pieces (scheme, host, rest) written one after the other.
+    pub url: [&'a [u8]; 3],
     pub host: &'a [u8],
     /// Importance as read (the input's column, whatever the solver made of it).
     pub importance: f64,
@@ -128,7 +129,7 @@ impl RatesGroup {
     }
 
     fn push(&mut self, r: &RateRow) {
-        self.url.push(r.url);
+        self.url.push_parts(r.url);
         self.host.push(r.host);
         self.importance.push(r.importance);
         self.change_rate.push(r.change_rate);

@@ -79,6 +79,18 @@ impl<'a> Url<'a> {
         Url::new(Form::Whole, &[], url)
     }
 
+    /// How the URL is held.
+    #[inline]
+    pub fn form(&self) -> Form {
+        self.form
+    }
+
+    /// What follows the scheme and host (the whole URL for [`Form::Whole`]).
+    #[inline]
+    pub fn rest(&self) -> &'a [u8] {
+        self.rest
+    }
+
     /// The URL's bytes in three pieces: scheme, host, rest.
     #[inline]
     pub fn parts(&self) -> [&'a [u8]; 3] {

@@ -128,7 +128,7 @@ impl RatesPartition {
             let batch = &batches[b as usize];
             let run = &batch.runs[k as usize];
             batch.run_rows(k as usize).map(move |r| RateRow {
-                url: batch.url_bytes(r),
+                url: batch.url(k as usize, r).parts(),
                 host: batch.run_host(k as usize),
                 importance: batch.importance[r],
                 change_rate: batch.change_rate[r],
@@ -158,7 +158,7 @@ impl RatesPartition {
 mod tests {
     use super::*;
     use crate::io::parquet_out::ROW_GROUP_ROWS;
-    use crate::job::url_text::Url;
+    use crate::job::url_text::{Form, Url};
     use crate::job::wire::rated::RatedRow;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
@@ -227,7 +227,8 @@ mod tests {
             let mut batches = vec![RatedBatch::default()];
             for &h in hosts {
                 let batch = batches.last_mut().expect("one batch at least");
-                batch.start_host(self.ids[h], &format!("h{h}.example"), h % 3 == 0);
+                let host = format!("h{h}.example");
+                batch.start_host(self.ids[h], &host, h % 3 == 0);
                 for r in 0..self.rows[h] {
                     let x = (h * 64 + r) as f64;
                     let row = RatedRow {
@@ -239,8 +240,14 @@ mod tests {
                         last_fetch_us: if r % 5 == 0 { NEVER } else { x as i64 },
                         next_fetch_us: 2 * x as i64,
                     };
-                    let url = format!("https://h{h}.example/{r}");
-                    batch.push(Url::whole(url.as_bytes()), row);
+                    // most URLs held as their host's rest, some whole
+                    let rest = format!("/{r}");
+                    let url = if r % 4 == 3 {
+                        Url::whole(b"urn:whole")
+                    } else {
+                        Url::new(Form::Https, host.as_bytes(), rest.as_bytes())
+                    };
+                    batch.push(url, row);
                 }
                 if batch.len() >= 50 {
                     batches.push(RatedBatch::default());
@@ -254,7 +261,13 @@ mod tests {
             for (h, &rows) in self.rows.iter().enumerate() {
                 size.rows += rows;
                 size.url_bytes += (0..rows)
-                    .map(|r| format!("https://h{h}.example/{r}").len())
+                    .map(|r| {
+                        if r % 4 == 3 {
+                            "urn:whole".len()
+                        } else {
+                            format!("https://h{h}.example/{r}").len()
+                        }
+                    })
                     .sum::<usize>();
             }
             size
@@ -310,5 +323,20 @@ mod tests {
             .find(|&h| workers.rows[h] > 0)
             .unwrap();
         assert_eq!(hosts.value(0), format!("h{first}.example"));
+        // each URL written whole again from its host and rest
+        let urls = batch
+            .column_by_name("url")
+            .unwrap()
+            .as_any()
+            .downcast_ref::<arrow_array::StringArray>()
+            .unwrap();
+        for r in 0..workers.rows[first].min(batch.num_rows()) {
+            let url = if r % 4 == 3 {
+                "urn:whole".to_owned()
+            } else {
+                format!("https://h{first}.example/{r}")
+            };
+            assert_eq!(urls.value(r), url, "row {r}");
+        }
     }
 }

@@ -350,7 +350,7 @@ fn send_rates(
     let mut schedule = HostSchedule::default();
     for &h in hosts {
         p.schedule.host(h, &mut schedule, counts);
-        if batch.url_text.capacity() == 0 {
+        if batch.is_unallocated() {
             // a fresh batch (none yet, or the last one sent): it will hold about as many rows as
             // the last one
             batch = RatedBatch::with_capacity(

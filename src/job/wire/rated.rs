@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::job::url_text::Url;
+use crate::job::url_text::{Form, Url};
 
 /// A batch of solved rows bound for one crawler's writer.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -16,12 +16,15 @@ pub struct RatedBatch {
     pub dest: u32,
     /// The crawler these rows belong to.
     pub crawler: u32,
-    /// URL bytes of every row, back to back.
-    // one byte string between processes, not a sequence of bytes (see `RowBatch::text`)
+    /// The rest of every row's URL after its scheme and its run's host ([`Url`]), back to back.
+    // one byte string between processes, not a sequence of bytes (see `RowBatch`)
     #[serde(with = "serde_bytes")]
-    pub url_text: Vec<u8>,
-    /// End of each row's URL in `url_text`.
-    pub url_end: Vec<u32>,
+    rest_text: Vec<u8>,
+    /// End of each row's rest in `rest_text`.
+    rest_end: Vec<u32>,
+    /// Each row's URL form, as its `u8`.
+    #[serde(with = "serde_bytes")]
+    form: Vec<u8>,
     /// Importance as read (the input's column, whatever the solver made of it).
     pub importance: Vec<f64>,
     /// Changes per day.
@@ -75,8 +78,9 @@ impl RatedBatch {
         RatedBatch {
             dest,
             crawler,
-            url_text: Vec::with_capacity(text),
-            url_end: Vec::with_capacity(rows),
+            rest_text: Vec::with_capacity(text),
+            rest_end: Vec::with_capacity(rows),
+            form: Vec::with_capacity(rows),
             importance: Vec::with_capacity(rows),
             change_rate: Vec::with_capacity(rows),
             complete_obs: Vec::with_capacity(rows),
@@ -89,14 +93,19 @@ impl RatedBatch {
         }
     }
 
+    /// Whether the batch has no room yet (a default one, or one taken by a send).
+    pub fn is_unallocated(&self) -> bool {
+        self.rest_end.capacity() == 0
+    }
+
     /// Number of rows.
     pub fn len(&self) -> usize {
-        self.url_end.len()
+        self.rest_end.len()
     }
 
     /// Whether the batch has no rows.
     pub fn is_empty(&self) -> bool {
-        self.url_end.is_empty()
+        self.rest_end.is_empty()
     }
 
     /// Starts the run of a host's rows.
@@ -110,10 +119,11 @@ impl RatedBatch {
         });
     }
 
-    /// Appends a row of the current host.
+    /// Appends a row of the current host, whose URL names that host (or is whole).
     pub fn push(&mut self, url: Url<'_>, row: RatedRow) {
-        url.push_to(&mut self.url_text);
-        self.url_end.push(self.url_text.len() as u32);
+        self.rest_text.extend_from_slice(url.rest());
+        self.rest_end.push(self.rest_text.len() as u32);
+        self.form.push(url.form() as u8);
         self.importance.push(row.importance);
         self.change_rate.push(row.change_rate);
         self.complete_obs.push(row.complete_obs);
@@ -143,20 +153,22 @@ impl RatedBatch {
         &self.host_text[start..self.runs[k].name_end as usize]
     }
 
-    /// URL bytes of row `i` (UTF-8: pushed from the arranged URLs, which were read as strings).
+    /// URL of row `i` of run `k` (UTF-8: pushed from the arranged URLs, which were read as
+    /// strings).
     #[inline]
-    pub fn url_bytes(&self, i: usize) -> &[u8] {
+    pub fn url(&self, k: usize, i: usize) -> Url<'_> {
         let start = if i == 0 {
             0
         } else {
-            self.url_end[i - 1] as usize
+            self.rest_end[i - 1] as usize
         };
-        &self.url_text[start..self.url_end[i] as usize]
+        let rest = &self.rest_text[start..self.rest_end[i] as usize];
+        Url::new(Form::from_bits(self.form[i]), self.run_host(k), rest)
     }
 
     /// Bytes of URL text held (to cut batches at a bounded size).
     pub fn text_bytes(&self) -> usize {
-        self.url_text.len()
+        self.rest_text.len()
     }
 }
 
@@ -177,15 +189,19 @@ mod tests {
             next_fetch_us: 0,
         };
         b.start_host(5, "a.example", false);
-        b.push(Url::whole(b"https://a.example/1"), row(1.0, 2.0));
-        b.push(Url::whole(b"https://a.example/22"), row(2.0, 0.25));
+        b.push(Url::new(Form::Https, b"a.example", b"/1"), row(1.0, 2.0));
+        b.push(Url::new(Form::Http, b"a.example", b"/22"), row(2.0, 0.25));
         b.start_host(3, "b.example", true);
-        b.push(Url::whole(b"https://b.example/"), row(3.0, 0.5));
+        b.push(Url::whole(b"urn:b.example"), row(3.0, 0.5));
         assert_eq!(b.len(), 3);
         assert_eq!(b.run_rows(0), 0..2);
         assert_eq!(b.run_rows(1), 2..3);
-        assert_eq!(b.url_bytes(1), b"https://a.example/22");
-        assert_eq!(b.url_bytes(2), b"https://b.example/");
+        let url = |k, i| b.url(k, i).to_string_lossy();
+        assert_eq!(url(0, 0), "https://a.example/1");
+        assert_eq!(url(0, 1), "http://a.example/22");
+        assert_eq!(url(1, 2), "urn:b.example");
+        // the hosts are not held again with the URLs
+        assert_eq!(b.text_bytes(), "/1/22urn:b.example".len());
         assert_eq!(b.run_host(0), b"a.example");
         assert_eq!(b.run_host(1), b"b.example");
     }
