@@ -2,8 +2,8 @@
 //!
 //! Almost every URL starts with its own host's name, which a worker holds once per host; keeping
 //! only the rest holds the generated sets' 46-byte URLs (20-byte hosts) in 18 bytes, through the
-//! exchange, the solve and the write. A URL that does not start so (another scheme, a host in
-//! other case, a port before the path is fine) is kept whole.
+//! exchange, the solve and the write. A URL that does not start so (another scheme, its host in
+//! other case) is kept whole; a port after the host is part of the rest.
 
 use super::keys::url_id;
 
