@@ -313,23 +313,22 @@ mod tests {
                 .build()
                 .unwrap();
         let batch = reader.next().unwrap().unwrap();
-        let hosts = batch
-            .column_by_name("host")
-            .unwrap()
-            .as_any()
-            .downcast_ref::<arrow_array::StringArray>()
-            .unwrap();
+        let text = |name: &str| {
+            batch
+                .column_by_name(name)
+                .unwrap()
+                .as_any()
+                .downcast_ref::<arrow_array::StringArray>()
+                .unwrap()
+                .clone()
+        };
+        let hosts = text("host");
         let first = (0..workers.ids.len())
             .find(|&h| workers.rows[h] > 0)
             .unwrap();
         assert_eq!(hosts.value(0), format!("h{first}.example"));
         // each URL written whole again from its host and rest
-        let urls = batch
-            .column_by_name("url")
-            .unwrap()
-            .as_any()
-            .downcast_ref::<arrow_array::StringArray>()
-            .unwrap();
+        let urls = text("url");
         for r in 0..workers.rows[first].min(batch.num_rows()) {
             let url = if r % 4 == 3 {
                 "urn:whole".to_owned()
