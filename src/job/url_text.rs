@@ -232,7 +232,7 @@ mod tests {
         for (url, host, form, rest_len) in CASES {
             let (f, at) = Form::of(url, host);
             assert_eq!((f, url.len() - at), (form, rest_len), "{url}");
-            let u = Url::new(f, host.as_bytes(), url[at..].as_bytes());
+            let u = Url::new(f, host.as_bytes(), &url.as_bytes()[at..]);
             assert_eq!(u.len(), url.len());
             assert_eq!(u.to_string_lossy(), url);
             let mut bytes = vec![b'#'];
@@ -255,7 +255,7 @@ mod tests {
         ] {
             let url = format!("https://{host}/{}", "p".repeat(n));
             let (f, at) = Form::of(&url, host);
-            let u = Url::new(f, host.as_bytes(), url[at..].as_bytes());
+            let u = Url::new(f, host.as_bytes(), &url.as_bytes()[at..]);
             assert_eq!(u.id(), url_id(url.as_bytes()), "{} bytes", url.len());
         }
     }
@@ -265,7 +265,7 @@ mod tests {
         let mut rests = Rests::default();
         for (url, host, _, _) in CASES {
             let (f, at) = Form::of(url, host);
-            rests.push(f, url[at..].as_bytes());
+            rests.push(f, &url.as_bytes()[at..]);
         }
         assert_eq!(rests.len(), CASES.len());
         for (i, (url, host, form, _)) in CASES.iter().enumerate() {

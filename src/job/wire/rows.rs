@@ -111,7 +111,7 @@ impl RowBatch {
         let (form, rest) = Form::of(url, host);
         let entry = self.host_entry(host, host_hash);
         self.host.push(entry);
-        self.rest_text.extend_from_slice(url[rest..].as_bytes());
+        self.rest_text.extend_from_slice(&url.as_bytes()[rest..]);
         self.rest_end.push(self.rest_text.len() as u32);
         self.form.push(form as u8);
         self.importance.push(importance);
