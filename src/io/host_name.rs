@@ -34,14 +34,25 @@ fn fast_host(url: &str) -> Option<&str> {
         Some(_) => return None,
         None => authority,
     };
-    let simple = !name.is_empty()
-        && !name.starts_with('.')
-        && !name.ends_with('.')
-        && !name.contains("..")
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.');
-    simple.then_some(name)
+    dotted_name(name, |b| b.is_ascii_alphanumeric() || b == b'-').then_some(name)
+}
+
+/// Whether `name` is labels of `label` bytes joined by single dots (none leading or trailing), in
+/// one pass over its bytes (a substring search for ".." set up a searcher per row: 1.2% of the
+/// CPU of a 10M-URL run in a profile).
+pub fn dotted_name(name: &str, label: impl Fn(u8) -> bool) -> bool {
+    let mut previous = b'.'; // a leading dot is an empty label
+    for b in name.bytes() {
+        if b == b'.' {
+            if previous == b'.' {
+                return false;
+            }
+        } else if !label(b) {
+            return false;
+        }
+        previous = b;
+    }
+    previous != b'.' // empty, or a trailing dot
 }
 
 #[cfg(test)]
@@ -78,5 +89,30 @@ mod tests {
         assert_eq!(host_of("mailto:someone@example.com"), None);
         // (the WHATWG parser reads "http:///path" as host "path", so that is not a case of no host)
         assert_eq!(host_of("http://"), None);
+    }
+
+    #[test]
+    fn dotted_names_are_labels_joined_by_single_dots() {
+        let lower = |b: u8| b.is_ascii_lowercase();
+        for (name, ok) in [
+            ("a.b", true),
+            ("abc", true),
+            ("", false),
+            (".", false),
+            (".a", false),
+            ("a.", false),
+            ("a..b", false),
+            ("a.B", false),
+            ("a.b.c", true),
+        ] {
+            assert_eq!(dotted_name(name, lower), ok, "{name:?}");
+            // the same as the obvious definition
+            let obvious = !name.is_empty()
+                && !name.starts_with('.')
+                && !name.ends_with('.')
+                && !name.contains("..")
+                && name.bytes().all(|b| lower(b) || b == b'.');
+            assert_eq!(dotted_name(name, lower), obvious, "{name:?}");
+        }
     }
 }

@@ -120,12 +120,9 @@ pub fn normalize_host(given: &str) -> Option<Cow<'_, str>> {
 
 /// Already a normal host: lower-case letters, digits, '-' and inner dots.
 fn is_plain(h: &str) -> bool {
-    !h.is_empty()
-        && !h.starts_with('.')
-        && !h.ends_with('.')
-        && !h.contains("..")
-        && h.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+    super::host_name::dotted_name(h, |b| {
+        b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'
+    })
 }
 
 /// The registrable domain of a normalised host (itself for IP addresses, public suffixes and names
