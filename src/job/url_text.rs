@@ -146,7 +146,7 @@ impl<'a> Url<'a> {
         }
     }
 
-    /// The URL's 64-bit key: the low bits of [`Url::id`].
+    /// The URL's 64-bit key, [`super::keys::url_key`] of its bytes.
     #[inline]
     pub fn key(&self) -> u64 {
         self.id() as u64
@@ -213,6 +213,7 @@ impl Rests {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::keys::url_key;
 
     /// (URL, host, form it is held in, bytes of rest)
     const CASES: [(&str, &str, Form, usize); 8] = [
@@ -239,7 +240,7 @@ mod tests {
             u.push_to(&mut bytes);
             assert_eq!(&bytes[1..], url.as_bytes());
             assert_eq!(u.id(), url_id(url.as_bytes()), "{url}");
-            assert_eq!(u.key(), u.id() as u64);
+            assert_eq!(u.key(), url_key(url.as_bytes()));
         }
     }
 

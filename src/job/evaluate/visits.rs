@@ -28,7 +28,6 @@ use crate::io::inputs;
 use crate::io::visits_in::{self, HorizonSource, VisitsFile, VisitsUnit};
 use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
-
 use crate::job::load::{load, LoadChannels};
 use crate::job::progress::Progress;
 use crate::plan::evaluate::{EvaluatePlan, MonteCarloPlan, OBJECTIVES};
