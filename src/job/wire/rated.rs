@@ -121,6 +121,11 @@ impl RatedBatch {
 
     /// Appends a row of the current host, whose URL names that host (or is whole).
     pub fn push(&mut self, url: Url<'_>, row: RatedRow) {
+        debug_assert!(
+            url.form() == Form::Whole
+                || Some(url.parts()[1]) == self.runs.len().checked_sub(1).map(|k| self.run_host(k)),
+            "a URL held as its rest must be of the current run's host"
+        );
         self.rest_text.extend_from_slice(url.rest());
         self.rest_end.push(self.rest_text.len() as u32);
         self.form.push(url.form() as u8);

@@ -127,22 +127,18 @@ impl RowBatch {
         if self.seen.is_empty() {
             self.seen = vec![(0, u32::MAX); SEEN_SLOTS];
         }
-        let slot = &mut self.seen[hash as usize % SEEN_SLOTS];
-        if slot.0 == hash && slot.1 != u32::MAX {
-            let e = slot.1 as usize;
-            let start = if e == 0 {
-                0
-            } else {
-                self.host_end[e - 1] as usize
-            };
-            if &self.host_text[start..self.host_end[e] as usize] == host.as_bytes() {
-                return slot.1;
-            }
+        let slot = hash as usize % SEEN_SLOTS;
+        let (seen_hash, seen) = self.seen[slot];
+        if seen_hash == hash
+            && seen != u32::MAX
+            && self.entry_bytes(seen as usize) == host.as_bytes()
+        {
+            return seen;
         }
         self.host_text.extend_from_slice(host.as_bytes());
         self.host_end.push(self.host_text.len() as u32);
         let entry = (self.host_end.len() - 1) as u32;
-        *slot = (hash, entry);
+        self.seen[slot] = (hash, entry);
         entry
     }
 
