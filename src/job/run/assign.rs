@@ -2,7 +2,7 @@
 //! loads; every worker runs the same assignment on every host's budget.
 
 use revisit_core::reduce::{AllReduce, Combine};
-use revisit_core::schedule::assign::{assign as assign_hosts, imbalance};
+use revisit_core::schedule::assign::{assign as assign_hosts, imbalance, placement_order};
 use serde::{Deserialize, Serialize};
 
 use super::solve::Solved;
@@ -32,13 +32,13 @@ pub fn assign(
     solved: &Solved,
     progress: &Progress,
 ) -> Assigned {
-    let all_hosts = reducer
-        .all_reduce(HostLoads::of(&arranged.host_keys, &solved.solution.budgets))
-        .0;
+    // this worker's hosts in the order the assignment places them; every worker's, merged
+    let local = in_placement_order(&arranged.host_keys, &solved.solution.budgets);
+    let all_hosts = reducer.all_reduce(HostLoads::of(&local)).0;
     let assignment = assign_hosts(&all_hosts, plan.crawlers);
     let load_ratio = imbalance(&all_hosts, &assignment, plan.crawlers);
     let largest_host = all_hosts.iter().map(|h| h.1).fold(0.0, f64::max);
-    let crawler_of = local_crawlers(&arranged.host_keys, &all_hosts, &assignment);
+    let crawler_of = local_crawlers(&local, &all_hosts, &assignment);
     let mut hosts_of_crawler: Vec<Vec<usize>> = vec![Vec::new(); plan.crawlers as usize];
     for (h, &crawler) in crawler_of.iter().enumerate() {
         hosts_of_crawler[crawler as usize].push(h);
@@ -57,20 +57,32 @@ pub fn assign(
     }
 }
 
-/// The crawler of each local host (by `keys`), from every host's `assignment` in the order of
-/// `all` (sorted by key): the local keys sorted, then one merge, since a binary search per host
-/// missed the cache at every step of a million-host table.
-fn local_crawlers(keys: &[u64], all: &[(u64, f64)], assignment: &[u32]) -> Vec<u32> {
-    let mut order: Vec<(u64, u32)> = keys
+/// A local host: its (key, load), and its index among this worker's hosts.
+type LocalHost = ((u64, f64), u32);
+
+/// This worker's hosts (by `keys`, with their `budgets`) in [`placement_order`]: sorted once here,
+/// they are merged across workers without a sort, the assignment places them without one, and
+/// each finds its crawler by one merge.
+fn in_placement_order(keys: &[u64], budgets: &[f64]) -> Vec<LocalHost> {
+    let mut local: Vec<LocalHost> = keys
         .iter()
+        .zip(budgets)
         .enumerate()
-        .map(|(h, &k)| (k, h as u32))
+        .map(|(h, (&k, &b))| ((k, b), h as u32))
         .collect();
-    order.sort_unstable();
-    let mut crawler_of = vec![0; keys.len()];
+    local.sort_unstable_by_key(|&(h, _)| HostLoads::order(h));
+    local
+}
+
+/// The crawler of each local host, from every host's `assignment` in the order of `all`: both in
+/// placement order, so one merge (a binary search per host missed the cache at every step of a
+/// million-host table).
+fn local_crawlers(local: &[LocalHost], all: &[(u64, f64)], assignment: &[u32]) -> Vec<u32> {
+    let mut crawler_of = vec![0; local.len()];
     let mut at = 0;
-    for (key, h) in order {
-        while all[at].0 < key {
+    for &(host, h) in local {
+        let order = HostLoads::order(host);
+        while HostLoads::order(all[at]) < order {
             at += 1;
         }
         crawler_of[h as usize] = assignment[at];
@@ -78,24 +90,21 @@ fn local_crawlers(keys: &[u64], all: &[(u64, f64)], assignment: &[u32]) -> Vec<u
     crawler_of
 }
 
-/// Hosts' (key, budget), sorted by key (keys of distinct hosts differ but with probability ~1e-8
-/// at 10^6 hosts; the budget then orders them alike on every worker count): each worker sorts its
-/// own, and combining merges, so no worker sorts every host.
+/// Hosts' (key, budget) in [`placement_order`] (equal only for hosts whose 64-bit keys and
+/// budgets both agree, interchangeable to the assignment): each worker sorts its own, and
+/// combining merges, so no worker sorts every host.
 #[derive(Clone, Default, Serialize, Deserialize)]
 struct HostLoads(Vec<(u64, f64)>);
 
 impl HostLoads {
-    /// This worker's hosts, by `keys`, with their `budgets`.
-    fn of(keys: &[u64], budgets: &[f64]) -> Self {
-        let mut loads: Vec<(u64, f64)> =
-            keys.iter().copied().zip(budgets.iter().copied()).collect();
-        loads.sort_unstable_by_key(|&h| Self::order(h));
-        HostLoads(loads)
+    /// This worker's hosts, already in placement order.
+    fn of(local: &[LocalHost]) -> Self {
+        HostLoads(local.iter().map(|&(h, _)| h).collect())
     }
 
     #[inline]
     fn order(h: (u64, f64)) -> (u64, u64) {
-        (h.0, h.1.to_bits())
+        placement_order(h.0, h.1)
     }
 }
 
@@ -125,14 +134,19 @@ mod tests {
 
     #[test]
     fn local_hosts_find_their_crawler_as_a_search_would() {
-        let all: Vec<(u64, f64)> = (0..50u64).map(|k| (k * 7 + 3, 1.0)).collect();
+        let mut all: Vec<(u64, f64)> = (0..50u64).map(|k| (k * 7 + 3, (k % 4) as f64)).collect();
+        all.sort_by_key(|&h| HostLoads::order(h));
         let assignment: Vec<u32> = (0..50).map(|i| (i * 13 % 5) as u32).collect();
-        let keys: Vec<u64> = vec![3 + 7 * 49, 3, 3 + 7 * 20, 3 + 7 * 21, 3 + 7 * 2];
+        let picked = [49u64, 0, 20, 21, 2, 7];
+        let keys: Vec<u64> = picked.iter().map(|k| k * 7 + 3).collect();
+        let budgets: Vec<f64> = picked.iter().map(|k| (k % 4) as f64).collect();
         let want: Vec<u32> = keys
             .iter()
-            .map(|&k| assignment[all.partition_point(|x| x.0 < k)])
+            .zip(&budgets)
+            .map(|(&k, &b)| assignment[all.iter().position(|&x| x == (k, b)).unwrap()])
             .collect();
-        assert_eq!(local_crawlers(&keys, &all, &assignment), want);
+        let local = in_placement_order(&keys, &budgets);
+        assert_eq!(local_crawlers(&local, &all, &assignment), want);
         assert!(local_crawlers(&[], &all, &assignment).is_empty());
     }
 
@@ -141,7 +155,7 @@ mod tests {
         let worker = |k: u64| {
             let keys: Vec<u64> = (0..40).map(|i| (i * 7919 + k * 31) % 97).collect();
             let budgets: Vec<f64> = keys.iter().map(|&x| (x % 5) as f64).collect();
-            HostLoads::of(&keys, &budgets)
+            HostLoads::of(&in_placement_order(&keys, &budgets))
         };
         let mut all: Vec<(u64, f64)> = (0..3).flat_map(|k| worker(k).0).collect();
         all.sort_by_key(|&h| HostLoads::order(h));
