@@ -3,6 +3,7 @@
 
 use super::flag_sort::{flag_pass, RADIX};
 use super::keys::host_id;
+use super::prefetch::prefetch_at;
 use super::url_text::{Form, Rests, Url};
 use super::wire::rows::RowBatch;
 use crate::io::hosts::HostDelays;
@@ -41,6 +42,21 @@ impl Arranged {
     pub fn host_name(&self, h: usize) -> &str {
         let start = if h == 0 { 0 } else { self.host_end[h - 1] };
         &self.host_text[start..self.host_end[h]]
+    }
+
+    /// Asks the CPU to fetch the bounds of host `h`'s name (a hint, for passes over hosts in
+    /// another order: [`Arranged::prefetch_host_name`] reads them).
+    #[inline]
+    pub fn prefetch_host_end(&self, h: usize) {
+        prefetch_at(self.host_end.as_ptr().wrapping_add(h.saturating_sub(1)));
+    }
+
+    /// Asks the CPU to fetch host `h`'s name (a hint; reads its bounds, fetched a step earlier
+    /// with [`Arranged::prefetch_host_end`]).
+    #[inline]
+    pub fn prefetch_host_name(&self, h: usize) {
+        let start = if h == 0 { 0 } else { self.host_end[h - 1] };
+        prefetch_at(self.host_text.as_ptr().wrapping_add(start));
     }
 
     /// URL of page `i`, of host `h`.
@@ -396,16 +412,6 @@ const URL_PREFETCH_DISTANCE: usize = 16;
 fn prefetch(texts: &[Vec<u8>], at: RestAt) {
     if let Some(text) = texts.get(at.batch as usize) {
         prefetch_at(text.as_ptr().wrapping_add(at.start as usize));
-    }
-}
-
-/// Asks the CPU to fetch the cache line at `p` (a hint: nothing happens elsewhere than x86_64).
-#[inline]
-fn prefetch_at<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint; it never faults nor reads into the program.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
     }
 }
 

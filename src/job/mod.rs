@@ -18,6 +18,7 @@ pub mod identity;
 pub mod keys;
 pub mod load;
 pub mod mesh;
+mod prefetch;
 pub mod progress;
 pub mod route;
 pub mod run;

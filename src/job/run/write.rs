@@ -29,6 +29,7 @@ use crate::job::arrange::Arranged;
 use crate::job::channel::Reducer;
 use crate::job::fail_point::fail_point;
 use crate::job::load::Loaded;
+use crate::job::prefetch::prefetch_at;
 use crate::job::progress::Progress;
 use crate::job::wire::learned::{LearnedBatch, LearnedHost};
 use crate::job::wire::rated::{RatedBatch, RatedRow};
@@ -296,7 +297,21 @@ fn host_rows(
     let (a, horizon) = (&loaded.arranged, plan.pages.horizon);
     let s = &solved.solution;
     let mut rows = HostRows::with_capacity(a.pages.hosts());
-    for h in by_name(a) {
+    let order = by_name(a);
+    // in name order, each host's row is misses away at random (its name's bounds, then its bytes
+    // and each number): each fetched a few hosts ahead
+    let d = HOST_ROW_PREFETCH_DISTANCE;
+    for (k, &h) in order.iter().enumerate() {
+        if let Some(&ahead) = order.get(k + 2 * d) {
+            a.prefetch_host_end(ahead);
+        }
+        if let Some(&ahead) = order.get(k + d) {
+            a.prefetch_host_name(ahead);
+            prefetch_at(assigned.crawler_of.as_ptr().wrapping_add(ahead));
+            prefetch_at(s.hosts.as_ptr().wrapping_add(ahead));
+            prefetch_at(s.budgets.as_ptr().wrapping_add(ahead));
+            prefetch_at(a.pages.caps().as_ptr().wrapping_add(ahead));
+        }
         rows.push(HostRow {
             host: a.host_name(h),
             crawler: assigned.crawler_of[h],
@@ -309,6 +324,9 @@ fn host_rows(
     }
     rows
 }
+
+/// Hosts ahead the rows of the hosts table prefetch, at each of their two steps.
+const HOST_ROW_PREFETCH_DISTANCE: usize = 8;
 
 /// This worker's hosts in the order of their names (distinct: a host is one row). The sort keys
 /// hold the names' first 16 bytes, so that only names agreeing there (rare past "www.") are

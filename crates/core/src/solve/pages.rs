@@ -219,6 +219,11 @@ impl Pages {
     pub fn cap(&self, h: usize) -> f64 {
         self.cap[h]
     }
+
+    /// Every host's politeness cap, fetches per day (+inf: no limit).
+    pub fn caps(&self) -> &[f64] {
+        &self.cap
+    }
 }
 
 /// Builds [`Pages`] host by host.
