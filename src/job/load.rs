@@ -83,6 +83,9 @@ impl LoadChannels {
     }
 }
 
+/// Bytes of received claims copied between two returns of their freed pages to the system.
+const GIVE_BACK_EVERY_BYTES: usize = 256 << 20;
+
 /// Claims gathered before they are sent (about 1.5 MB).
 const CLAIMS_PER_BATCH: usize = 1 << 16;
 
@@ -231,9 +234,20 @@ pub fn load(
     // one vector of exactly the claims (collecting from an iterator of batches grew it by doubling:
     // up to twice the claims' 24 bytes a row, at the run's peak)
     let mut claims = Vec::with_capacity(judged.iter().map(|b| b.claims.len()).sum());
+    // The received batches are freed as they are copied, but the allocator keeps their pages:
+    // resident beside the copy (24 bytes a row twice, the run's peak at 100M URLs), and through
+    // arranging beside its sort keys. They are given back as the copy grows.
+    let mut copied = 0;
     for batch in judged {
         claims.extend_from_slice(&batch.claims);
+        copied += std::mem::size_of_val(batch.claims.as_slice());
+        if copied >= GIVE_BACK_EVERY_BYTES {
+            drop(batch);
+            heap::give_back_freed();
+            copied = 0;
+        }
     }
+    heap::give_back_freed();
     let losers = url_dedupe::judge(claims, peers);
     for (dest, origins) in losers.into_iter().enumerate() {
         if !origins.is_empty() {
