@@ -234,7 +234,7 @@ pub fn arrange(
     } else {
         batches
             .iter()
-            .flat_map(|b| (0..b.len()).map(|r| lost.contains(&b.packed_origin(r))))
+            .flat_map(|b| b.packed_origins().map(|o| lost.contains(&o)))
             .collect()
     };
     let is_lost = |row: u32| lost_rows.get(row as usize).copied().unwrap_or(false);

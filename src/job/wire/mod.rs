@@ -1,5 +1,5 @@
 //! What workers send each other, in columnar batches: input rows to their host's worker
-//! ([`rows`]), URL claims to find URLs listed under several hosts ([`claims`]), solved rows to
+//! ([`rows`], their origins as [`origins`]), URL claims to find URLs listed under several hosts ([`claims`]), solved rows to
 //! their crawler's writer ([`rated`]), visited hosts to their crawler's timetable writer
 //! ([`visits`] for a cyclic night, [`due`] for a rolling one), what a night learned to its
 //! crawler's writer ([`learned`]).
@@ -7,6 +7,7 @@
 pub mod claims;
 pub mod due;
 pub mod learned;
+pub mod origins;
 pub mod rated;
 pub mod rows;
 pub mod visits;

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::claims;
+use super::origins::Origins;
 use crate::io::pages::Origin;
 use crate::job::url_text::{Form, Url};
 
@@ -39,8 +40,9 @@ pub struct RowBatch {
     /// them.
     pub min_interval_s: Vec<f64>,
     pub max_interval_s: Vec<f64>,
-    /// Each row's origin, packed ([`claims::pack`]: 8 bytes a row where an [`Origin`] takes 16).
-    origin: Vec<u64>,
+    /// Each row's origin, packed ([`claims::pack`]) and held as steps of a byte ([`Origins`]:
+    /// a packed origin takes 8 bytes, an [`Origin`] 16).
+    origin: Origins,
     /// While the batch is filled: the hosts seen, by hash (a direct-mapped cache: a host evicted
     /// by another is named again, which costs bytes, never a wrong row).
     #[serde(skip)]
@@ -76,7 +78,7 @@ impl RowBatch {
             complete_obs: Vec::with_capacity(rows),
             min_interval_s: Vec::new(),
             max_interval_s: Vec::new(),
-            origin: Vec::with_capacity(rows),
+            origin: Origins::with_capacity(rows),
             seen: Vec::new(),
         }
     }
@@ -176,12 +178,17 @@ impl RowBatch {
     /// Where row `i` came from, packed ([`claims::pack`]: ordered as the origins are).
     #[inline]
     pub fn packed_origin(&self, i: usize) -> u64 {
-        self.origin[i]
+        self.origin.get(i)
+    }
+
+    /// Every row's packed origin, in row order.
+    pub fn packed_origins(&self) -> impl Iterator<Item = u64> + '_ {
+        self.origin.iter()
     }
 
     /// Where row `i` came from.
     pub fn origin(&self, i: usize) -> Origin {
-        claims::unpack(self.origin[i])
+        claims::unpack(self.origin.get(i))
     }
 
     /// Bytes of text held (to cut batches at a bounded size).
