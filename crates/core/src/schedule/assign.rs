@@ -52,19 +52,22 @@ pub fn assign(hosts: &[(u64, f64)], crawlers: u32) -> Vec<u32> {
             .filter(|&c| load[c as usize] + w <= limit)
             .map(|c| (score(key, c), c))
             .max();
-        let chosen = preferred.map(|(_, c)| c).unwrap_or_else(|| {
-            (0..crawlers)
-                .min_by(|&a, &b| {
-                    load[a as usize]
-                        .total_cmp(&load[b as usize])
-                        .then(a.cmp(&b))
-                })
-                .unwrap_or(0)
-        });
+        let chosen = preferred.map_or_else(|| least_loaded(&load), |(_, c)| c);
         load[chosen as usize] += w;
         out[i as usize] = chosen;
     }
     out
+}
+
+/// The crawler of least `load` (the first of equals): where a host goes when none has room.
+fn least_loaded(load: &[f64]) -> u32 {
+    (0..load.len() as u32)
+        .min_by(|&a, &b| {
+            load[a as usize]
+                .total_cmp(&load[b as usize])
+                .then(a.cmp(&b))
+        })
+        .unwrap_or(0)
 }
 
 /// The order in which [`assign`] places hosts, as a sort key of `(key, load)`: heaviest first,
@@ -180,15 +183,7 @@ mod tests {
                 .iter()
                 .map(|&(_, c)| c)
                 .find(|&c| load[c as usize] + w <= limit)
-                .unwrap_or_else(|| {
-                    (0..crawlers)
-                        .min_by(|&a, &b| {
-                            load[a as usize]
-                                .total_cmp(&load[b as usize])
-                                .then(a.cmp(&b))
-                        })
-                        .unwrap_or(0)
-                });
+                .unwrap_or_else(|| least_loaded(&load));
             load[chosen as usize] += w;
             out[i] = chosen;
         }
@@ -241,6 +236,18 @@ mod tests {
                 assert_eq!(assign(&web, crawlers), assign_by_index(&web, crawlers));
             }
         }
+    }
+
+    #[test]
+    fn a_host_that_fits_nowhere_goes_to_the_least_loaded_crawler() {
+        // limit 1.01 x 210: the first two hosts fill one crawler each, the third fits neither
+        let hosts = [(11, 150.0), (22, 140.0), (33, 130.0)];
+        let a = assign(&hosts, 2);
+        assert_ne!(a[0], a[1]);
+        assert_eq!(a[2], a[1], "the crawler holding 140, not 150");
+        // equal loads: the first crawler
+        let a = assign(&[(11, 150.0), (22, 150.0), (33, 150.0)], 2);
+        assert_eq!(a[2], 0);
     }
 
     #[test]
