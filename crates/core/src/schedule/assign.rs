@@ -257,13 +257,13 @@ mod tests {
         for h in hosts.iter_mut().step_by(3) {
             h.1 = 0.2;
         }
-        let shuffled = assign(&hosts, 10);
+        let unsorted = assign(&hosts, 10);
         let mut order: Vec<usize> = (0..hosts.len()).collect();
         order.sort_by_key(|&i| placement_order(hosts[i].0, hosts[i].1));
         let sorted: Vec<(u64, f64)> = order.iter().map(|&i| hosts[i]).collect();
         let placed = assign(&sorted, 10);
         for (k, &i) in order.iter().enumerate() {
-            assert_eq!(placed[k], shuffled[i], "host {i}");
+            assert_eq!(placed[k], unsorted[i], "host {i}");
         }
         assert_eq!(placed, assign_by_index(&sorted, 10));
     }
