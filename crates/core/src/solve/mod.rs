@@ -18,6 +18,7 @@ pub mod pages;
 pub mod problem;
 #[cfg(test)]
 pub mod reference;
+pub mod sketch;
 pub mod spend;
 pub mod sweep;
 

@@ -42,6 +42,11 @@ pub enum Next {
 /// Relative tolerance on spend: |spend - target| <= TOLERANCE * target (the issue asks 1e-12).
 pub const TOLERANCE: f64 = 1e-13;
 
+/// Relative difference within which the reported elasticity and the secant's agree (see
+/// `MultiplierSearch::candidate`): secants through nearby prices of a smooth spend differ from the
+/// tangent by far less; a cap switching on or a staircase of steps between them, by more.
+const SLOPES_AGREE: f64 = 0.1;
+
 /// Evaluations after which the search stops at its best observation whatever happens: a guarantee
 /// of termination (a nightly job must end), far above the 5-8 rounds seen on real data. Reaching it
 /// means the spend function defeated the safeguards; the caller sees a spend off the target.
@@ -195,12 +200,19 @@ impl MultiplierSearch {
         let inside = |p: f64| p > lo.price && p < hi.price && p.is_finite();
 
         // Newton on ln S against ln theta from the latest observation. The slope is the secant through
-        // the previous observation when that one is near: it measures what the evaluations report
-        // (steps, caps switching on) where the reported slope only knows the smooth responses.
+        // the previous observation when that one is near, unless spend has no steps and the two
+        // slopes agree: the secant measures what the evaluations report (steps, caps switching
+        // on) where the reported slope only knows the smooth responses. Where spend is smooth and
+        // they agree, nothing unreported lies between, and the reported slope, exact at the
+        // latest price, converges quadratically (the secant at order 1.6: a round more on the
+        // binary objective without complete observations).
         let mut elasticity = x.slope * x.price / value;
         if let (Some((p0, v0)), Some((p1, v1))) = (self.prev, self.latest) {
             let secant = (v1 / v0).ln() / (p1 / p0).ln();
-            if (p1 / p0).ln().abs() < 0.5 && secant < 0.0 && secant.is_finite() {
+            // a staircase's reported slope is its steps smeared over a window, not a tangent
+            let smooth = x.next_above == f64::INFINITY && x.next_below == 0.0;
+            let agrees = smooth && (secant / elasticity - 1.0).abs() <= SLOPES_AGREE;
+            if (p1 / p0).ln().abs() < 0.5 && secant < 0.0 && secant.is_finite() && !agrees {
                 elasticity = secant;
             }
         }

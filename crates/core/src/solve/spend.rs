@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::demand::{self, Demand, Limits};
 use super::multiplier::Observation;
 use super::problem::Problem;
+use super::sketch::SwitchSketch;
 use crate::exact_sum::ExactSum;
 use crate::reduce::Combine;
 
@@ -202,6 +203,9 @@ pub struct Prelude {
     pub root_moment: ExactSum,
     /// sum of b over the same pages.
     pub offset_moment: ExactSum,
+    /// The pages of the families of response lambda G(mu / (lambda theta)), by switch price (the
+    /// moments above hold the other pages).
+    pub sketch: SwitchSketch,
 }
 
 impl Combine for Prelude {
@@ -211,6 +215,7 @@ impl Combine for Prelude {
         self.inverse_moment.merge(&other.inverse_moment);
         self.root_moment.merge(&other.root_moment);
         self.offset_moment.merge(&other.offset_moment);
+        self.sketch.combine(other.sketch);
     }
 }
 
@@ -230,15 +235,12 @@ pub fn prelude(problem: &Problem) -> Prelude {
                 continue;
             }
             match response {
-                HarmonicIncomplete | HarmonicComplete | ImportanceProportional => {
-                    p.inverse_moment.add(mu)
+                HarmonicIncomplete | HarmonicComplete | BinaryPoisson | BinaryComplete => {
+                    p.sketch.add(response, mu, lambda)
                 }
+                ImportanceProportional => p.inverse_moment.add(mu),
                 ChangeRateProportional => p.inverse_moment.add(lambda),
                 Uniform => p.inverse_moment.add(1.0),
-                BinaryPoisson | BinaryComplete => {
-                    p.root_moment.add((mu * lambda).sqrt());
-                    p.offset_moment.add(lambda);
-                }
                 FixedInterval => {
                     // frequent crawls: x = sqrt(2c) + 2c/3 + ..., so rho ~ sqrt(mu lambda/(2 theta)) - lambda/3
                     p.root_moment.add((0.5 * mu * lambda).sqrt());
@@ -262,8 +264,9 @@ pub fn prelude(problem: &Problem) -> Prelude {
 }
 
 impl Prelude {
-    /// A first price: the root of A/theta + B/sqrt(theta) - L = R, the uncapped, unclipped spend of
-    /// the inverse (w/theta) and square-root (sqrt(mu lambda/theta) - lambda) families.
+    /// A first price: the root of the sketched spend plus A/theta + B/sqrt(theta) - L, the
+    /// uncapped, unclipped spend of the inverse (w/theta) and square-root (sqrt(mu lambda/theta) -
+    /// lambda) families, at `bandwidth`.
     pub fn guess(&self, bandwidth: f64) -> f64 {
         let (a, b, l) = (
             self.inverse_moment.value(),
@@ -278,6 +281,50 @@ impl Prelude {
         } else {
             1.0
         };
-        1.0 / (s * s)
+        let moments_only = 1.0 / (s * s);
+        if self.sketch.is_empty() {
+            return moments_only;
+        }
+        let curve = self.sketch.curve();
+        let excess = |theta: f64| curve.spend(theta) + a / theta + b / theta.sqrt() - c;
+        bisect_decreasing(excess, 1.0).unwrap_or(moments_only)
     }
+}
+
+/// The price at which a non-increasing `f` crosses zero, by doubling from `start` to a bracket and
+/// bisecting it in log; None if `f` keeps one sign over every positive f64.
+fn bisect_decreasing(f: impl Fn(f64) -> f64, start: f64) -> Option<f64> {
+    let (mut lo, mut hi) = (start, start);
+    // a bracket [lo, hi] with f(lo) > 0 >= f(hi), doubling away from the start (at most 2^11 times
+    // across the whole f64 range)
+    if f(start) > 0.0 {
+        while f(hi) > 0.0 {
+            lo = hi;
+            hi *= 2.0;
+            if !hi.is_finite() {
+                return None;
+            }
+        }
+    } else {
+        while f(lo) <= 0.0 {
+            hi = lo;
+            lo *= 0.5;
+            if lo == 0.0 {
+                return None;
+            }
+        }
+    }
+    // each step halves the bracket in log: 64 steps from an octave leave far less than an ulp
+    for _ in 0..64 {
+        let mid = lo.sqrt() * hi.sqrt(); // (lo * hi overflows beyond 1e154)
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        if f(mid) > 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(lo.sqrt() * hi.sqrt())
 }
