@@ -295,8 +295,8 @@ impl Prelude {
 /// bisecting it in log; None if `f` keeps one sign over every positive f64.
 fn bisect_decreasing(f: impl Fn(f64) -> f64, start: f64) -> Option<f64> {
     let (mut lo, mut hi) = (start, start);
-    // a bracket [lo, hi] with f(lo) > 0 >= f(hi), doubling away from the start (at most 2^11 times
-    // across the whole f64 range)
+    // a bracket [lo, hi] with f(lo) > 0 >= f(hi), doubling away from the start (at most about
+    // 1100 times: the whole f64 range)
     if f(start) > 0.0 {
         while f(hi) > 0.0 {
             lo = hi;
