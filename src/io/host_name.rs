@@ -21,7 +21,9 @@ pub fn normalize(host: &str) -> String {
     host.trim().to_ascii_lowercase()
 }
 
-fn fast_host(url: &str) -> Option<&str> {
+/// The host `url` spells after `http://` or `https://`, as written (before lower-casing), when it
+/// is a plain DNS name or IPv4 address with at most a port after it; None otherwise.
+pub fn fast_host(url: &str) -> Option<&str> {
     let rest = url
         .strip_prefix("https://")
         .or_else(|| url.strip_prefix("http://"))?;

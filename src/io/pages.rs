@@ -164,7 +164,11 @@ pub struct Rejected {
 /// A valid page row, borrowed from the decoded batch.
 pub struct PageRow<'a> {
     pub url: &'a str,
+    /// The politeness key.
     pub host: &'a str,
+    /// Whether the key is the one the URL alone gives ([`PolitenessKey::is_urls_own`]): only a row
+    /// whose key is not can list its URL under another host.
+    pub key_is_urls_own: bool,
     pub importance: f64,
     pub change_rate: f64,
     pub complete_obs: bool,
@@ -449,6 +453,7 @@ fn read_batch(
         counts.default_change_rate += u64::from(lambda_defaulted);
         page(PageRow {
             url,
+            key_is_urls_own: key.is_urls_own(url, given_host, &host),
             host: &host,
             importance: mu_value,
             change_rate: lambda_value,

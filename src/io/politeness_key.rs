@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use super::host_name::host_of;
+use super::host_name::{fast_host, host_of};
 use super::pages::Reason;
 
 /// The unit of politeness: rows with the same key share one cap (one `min_delay_s`).
@@ -68,6 +68,20 @@ impl PolitenessKey {
 }
 
 impl PolitenessKey {
+    /// Whether `key`, this policy's key of a row with `url` and host value `given`, is the key
+    /// `url` alone gives (that of a row without a host value). Rows of one URL whose keys are so
+    /// all share one key; only a row whose key is not can list its URL under another key.
+    ///
+    /// A given host counts when the URL spells it as its plain host (case aside, a port after it):
+    /// the URL's own key is then that very name.
+    pub fn is_urls_own(self, url: &str, given: Option<&str>, key: &str) -> bool {
+        match self {
+            PolitenessKey::IpColumn => false,
+            PolitenessKey::Domain => given.is_none(),
+            PolitenessKey::Host => given.is_none() || spells_host(url, key),
+        }
+    }
+
     /// A key as a hosts table gives it, normalised as the rows' keys are (None: it names none).
     pub fn table_value(self, v: &str) -> Option<String> {
         match self {
@@ -77,6 +91,23 @@ impl PolitenessKey {
             _ => normalize_host(v).map(Cow::into_owned),
         }
     }
+}
+
+/// Whether `url` spells `key`, a normalised host, as its own plain host (case aside, a port after
+/// it): the host a row without a host value would take from it.
+fn spells_host(url: &str, key: &str) -> bool {
+    // most rows in one comparison: the scheme, the key as it is, then a path, a query or the end
+    // (a normalised host is a plain name unless it is an IPv6 address in brackets)
+    let after = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .and_then(|rest| rest.strip_prefix(key));
+    if let Some(after) = after.filter(|_| !key.starts_with('[')) {
+        if matches!(after.bytes().next(), None | Some(b'/' | b'?' | b'#')) {
+            return true;
+        }
+    }
+    fast_host(url).is_some_and(|h| h.eq_ignore_ascii_case(key))
 }
 
 /// The column `--politeness-key ip-column` reads.
@@ -156,6 +187,63 @@ fn normalize_ip(v: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_is_the_urls_own_when_the_url_alone_gives_it() {
+        let host = PolitenessKey::Host;
+        for (url, given) in [
+            ("https://a.example/x", None),
+            ("https://B.Example:8080", None),
+            ("https://a.example/x", Some("a.example")),
+            ("https://A.Example:8080/x", Some("A.example")),
+            ("http://a.example?q", Some("a.example:81")),
+            ("http://10.0.0.1/", Some("10.0.0.1")),
+        ] {
+            let key = host.of(url, given, None).unwrap();
+            assert!(host.is_urls_own(url, given, &key), "{url} {given:?}");
+            // and it is the key the URL alone gives
+            assert_eq!(key, host.of(url, None, None).unwrap(), "{url}");
+        }
+        for (url, given) in [
+            ("https://a.example/x", "b.example"),
+            ("https://a.example.org/x", "a.example"),
+            ("https://a.example@b.example/x", "a.example"),
+            ("https://a.example:x@b.example/", "a.example"),
+            ("ftp://a.example/x", "a.example"),
+            ("http://[::1]/", "[::1]"),
+        ] {
+            let key = host.of(url, Some(given), None).unwrap();
+            assert!(!host.is_urls_own(url, Some(given), &key), "{url} {given}");
+        }
+        // the shortcut answers as the parse of the URL's host does
+        let urls = [
+            "https://a.example",
+            "https://a.example/x",
+            "http://a.example?q",
+            "https://a.example#f",
+            "https://a.example:8080/x",
+            "https://a.examplex/",
+            "https://a.example.org/",
+            "https://A.example/",
+            "https://a.example@b.example/",
+            "http://[::1]/",
+            "ftp://a.example/",
+        ];
+        for url in urls {
+            for key in ["a.example", "a.exampl", "b.example", "[::1]"] {
+                assert_eq!(
+                    spells_host(url, key),
+                    fast_host(url).is_some_and(|h| h.eq_ignore_ascii_case(key)),
+                    "{url} {key}"
+                );
+            }
+        }
+        let domain = PolitenessKey::Domain;
+        let url = "https://a.shop.example.co.uk/1";
+        assert!(domain.is_urls_own(url, None, "example.co.uk"));
+        assert!(!domain.is_urls_own(url, Some("a.shop.example.co.uk"), "example.co.uk"));
+        assert!(!PolitenessKey::IpColumn.is_urls_own(url, None, "10.0.0.1"));
+    }
 
     #[test]
     fn spellings_of_one_host_are_one_host() {

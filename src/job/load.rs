@@ -167,29 +167,25 @@ pub fn load(
             |row| {
                 let host_hash = route_hash(row.host.as_bytes());
                 let dest = route_of(host_hash, peers) as usize;
-                let claim = Claim::new(url_id(row.url.as_bytes()), row.origin, dest as u32);
-                let judge = &mut claimed[claim.judge(peers) as usize];
-                judge.claims.push(claim);
-                if judge.claims.len() >= CLAIMS_PER_BATCH {
-                    let dest = judge.dest;
-                    claims_channel.send(std::mem::replace(
-                        judge,
-                        ClaimBatch {
-                            dest,
-                            claims: Vec::with_capacity(CLAIMS_PER_BATCH),
-                        },
-                    ));
+                // only a row whose key is not its URL's own can list the URL under another host
+                if !row.key_is_urls_own {
+                    let url = url_id(row.url.as_bytes());
+                    let judge = url_dedupe::judge_of(plan.politeness, row.url, url, peers);
+                    let judge = &mut claimed[judge as usize];
+                    judge.claims.push(Claim::new(url, row.origin, dest as u32));
+                    if judge.claims.len() >= CLAIMS_PER_BATCH {
+                        let dest = judge.dest;
+                        claims_channel.send(std::mem::replace(
+                            judge,
+                            ClaimBatch {
+                                dest,
+                                claims: Vec::with_capacity(CLAIMS_PER_BATCH),
+                            },
+                        ));
+                    }
                 }
                 let batch = &mut outgoing[dest];
-                batch.push(
-                    row.url,
-                    row.host,
-                    host_hash,
-                    row.importance,
-                    row.change_rate,
-                    row.complete_obs,
-                    row.origin,
-                );
+                batch.push(&row, host_hash);
                 if with_intervals {
                     batch.push_intervals(row.min_interval_s, row.max_interval_s);
                 }
@@ -229,7 +225,8 @@ pub fn load(
     }
     let read_done = Instant::now();
     let received = pages_channel.finish_round(reducer.worker);
-    // Rows that repeat a URL under any host: judged at the URL's worker, told to the row's.
+    // Rows that repeat a URL under another host: judged at the URL's own host's worker, told to
+    // the row's.
     let judged = claims_channel.finish_round(reducer.worker);
     // one vector of exactly the claims (collecting from an iterator of batches grew it by doubling:
     // up to twice the claims' 24 bytes a row, at the run's peak)
@@ -249,6 +246,7 @@ pub fn load(
         }
     }
     heap::give_back_freed();
+    claims.extend(url_dedupe::own_claims(&received, &claims, index as u32));
     let losers = url_dedupe::judge(claims, peers);
     for (dest, origins) in losers.into_iter().enumerate() {
         if !origins.is_empty() {

@@ -1,7 +1,7 @@
-//! URL claims: each valid row's URL identity, sent to the URL's worker, which finds the rows that
-//! repeat a URL whatever their hosts say (a URL listed under two hosts would otherwise be fetched
-//! twice, once under the wrong host's cap). 24 bytes a row, keys only: the rows themselves travel
-//! to their host's worker.
+//! URL claims: a row's URL identity, sent to the URL's judge, which finds the rows that repeat a
+//! URL whatever their hosts say (a URL listed under two hosts would otherwise be fetched twice,
+//! once under the wrong host's cap). 24 bytes a row, keys only: the rows themselves travel to their
+//! host's worker. Which rows claim, and who judges: [`crate::job::url_dedupe`].
 
 use serde::{Deserialize, Serialize};
 
@@ -34,10 +34,10 @@ impl Claim {
         }
     }
 
-    /// The worker that judges this URL's claims.
+    /// The URL's 96-bit identity (high, low).
     #[inline]
-    pub fn judge(&self, peers: usize) -> u32 {
-        self.url_low % peers as u32
+    pub fn url(&self) -> (u64, u32) {
+        (self.url_high, self.url_low)
     }
 }
 

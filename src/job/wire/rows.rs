@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::claims;
 use super::origins::Origins;
-use crate::io::pages::Origin;
+use crate::io::pages::{Origin, PageRow};
 use crate::job::url_text::{Form, Url};
 
 /// A batch of input page rows bound for the worker of their hosts.
@@ -30,7 +30,8 @@ pub struct RowBatch {
     rest_end: Vec<u32>,
     /// Each row's host, an index into the batch's hosts.
     host: Vec<u32>,
-    /// Each row's [`Form`], as its `u8`.
+    /// Each row's [`Form`], as its `u8`, with [`URLS_OWN_KEY`] set where the row's key is its
+    /// URL's own.
     form: Vec<u8>,
     pub importance: Vec<f64>,
     /// Changes per day.
@@ -48,6 +49,11 @@ pub struct RowBatch {
     #[serde(skip)]
     seen: Vec<(u64, u32)>,
 }
+
+/// The bit of a row's form byte that says its key is the one its URL alone gives
+/// ([`PageRow::key_is_urls_own`]); forms take the low [`Form::BITS`].
+const URLS_OWN_KEY: u8 = 0x80;
+const _: () = assert!(URLS_OWN_KEY >> Form::BITS != 0);
 
 /// Slots of a batch's cache of hosts seen (12 bytes each).
 const SEEN_SLOTS: usize = 1 << 14;
@@ -98,28 +104,21 @@ impl RowBatch {
         self.host_end.len()
     }
 
-    /// Appends an input row; `host_hash` is any well-mixed 64-bit hash of the host (its route).
-    #[allow(clippy::too_many_arguments)]
-    pub fn push(
-        &mut self,
-        url: &str,
-        host: &str,
-        host_hash: u64,
-        importance: f64,
-        change_rate: f64,
-        complete_obs: bool,
-        origin: Origin,
-    ) {
-        let (form, rest) = Form::of(url, host);
-        let entry = self.host_entry(host, host_hash);
+    /// Appends an input row; `host_hash` is any well-mixed 64-bit hash of its host (its route).
+    /// Its refetch-interval bounds go with [`RowBatch::push_intervals`].
+    pub fn push(&mut self, row: &PageRow<'_>, host_hash: u64) {
+        let (form, rest) = Form::of(row.url, row.host);
+        let entry = self.host_entry(row.host, host_hash);
         self.host.push(entry);
-        self.rest_text.extend_from_slice(&url.as_bytes()[rest..]);
+        self.rest_text
+            .extend_from_slice(&row.url.as_bytes()[rest..]);
         self.rest_end.push(self.rest_text.len() as u32);
-        self.form.push(form as u8);
-        self.importance.push(importance);
-        self.change_rate.push(change_rate);
-        self.complete_obs.push(complete_obs);
-        self.origin.push(claims::pack(origin));
+        let own = if row.key_is_urls_own { URLS_OWN_KEY } else { 0 };
+        self.form.push(form as u8 | own);
+        self.importance.push(row.importance);
+        self.change_rate.push(row.change_rate);
+        self.complete_obs.push(row.complete_obs);
+        self.origin.push(claims::pack(row.origin));
     }
 
     /// The batch's entry of `host`: the one seen last under its hash if it is the same host, else
@@ -245,10 +244,16 @@ impl RowBatch {
             self.rest_end[i - 1] as usize
         };
         (
-            Form::from_bits(self.form[i]),
+            Form::from_bits(self.form[i] & !URLS_OWN_KEY),
             start,
             self.rest_end[i] as usize,
         )
+    }
+
+    /// Whether row `i`'s key is the one its URL alone gives ([`PageRow::key_is_urls_own`]).
+    #[inline]
+    pub fn key_is_urls_own(&self, i: usize) -> bool {
+        self.form[i] & URLS_OWN_KEY != 0
     }
 
     /// URL of row `i`.
@@ -270,9 +275,23 @@ mod tests {
     use super::*;
     use crate::job::keys::route_hash;
 
+    /// A row of `url` under `host`, with importance 1 and change rate 0.5.
+    fn page<'a>(url: &'a str, host: &'a str, key_is_urls_own: bool) -> PageRow<'a> {
+        PageRow {
+            url,
+            host,
+            key_is_urls_own,
+            importance: 1.0,
+            change_rate: 0.5,
+            complete_obs: false,
+            min_interval_s: f64::NAN,
+            max_interval_s: f64::NAN,
+            origin: Origin { file: 0, row: 0 },
+        }
+    }
+
     #[test]
     fn a_host_is_named_once_and_not_again_in_its_urls() {
-        let origin = Origin { file: 0, row: 0 };
         let mut b = RowBatch::new(0);
         let rows = [
             ("https://a.example/x", "a.example"),
@@ -282,20 +301,14 @@ mod tests {
             ("http://c.example", "c.example"),
             ("https://d.example/", "other.example"),
         ];
-        for (url, host) in rows {
-            b.push(
-                url,
-                host,
-                route_hash(host.as_bytes()),
-                1.0,
-                0.5,
-                false,
-                origin,
-            );
+        for (i, (url, host)) in rows.into_iter().enumerate() {
+            b.push(&page(url, host, i % 2 == 0), route_hash(host.as_bytes()));
         }
         for (i, (url, host)) in rows.iter().enumerate() {
+            // the key's flag beside the form changes neither the URL nor the host
             assert_eq!(b.url(i).to_string_lossy(), *url);
             assert_eq!(b.host(i), *host);
+            assert_eq!(b.key_is_urls_own(i), i % 2 == 0);
         }
         // a.example named once
         let hosts: usize = rows[1..].iter().map(|r| r.1.len()).sum();
@@ -317,7 +330,6 @@ mod tests {
 
     #[test]
     fn hosts_sharing_a_hash_or_a_slot_keep_their_own_names() {
-        let origin = Origin { file: 0, row: 0 };
         let mut b = RowBatch::new(0);
         // the same hash for two hosts, and a hash a slot apart: every row reads back its host
         let rows = [
@@ -328,7 +340,7 @@ mod tests {
             ("https://a.example/5", "a.example", 7),
         ];
         for (url, host, hash) in rows {
-            b.push(url, host, hash, 1.0, 0.5, false, origin);
+            b.push(&page(url, host, true), hash);
         }
         for (i, (url, host, _)) in rows.iter().enumerate() {
             assert_eq!(b.url(i).to_string_lossy(), *url);
