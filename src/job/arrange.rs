@@ -7,6 +7,7 @@ use super::keys::host_id;
 use super::prefetch::prefetch_at;
 use super::url_text::{Form, Rests, Url};
 use super::wire::rows::RowBatch;
+use super::wire::{BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
 use crate::io::hosts::HostDelays;
 use crate::io::pages::{Reason, Rejected};
 use crate::plan::PagesPlan;
@@ -219,16 +220,208 @@ const _: () = assert!(
 /// the table does not list), without the rows in `lost` (packed origins: their URL came earlier
 /// under another host: they are rejected as duplicates).
 ///
-/// Rows are scattered into their canonical positions batch by batch, and each batch is freed once
-/// copied: the sorted store is written while the unsorted one shrinks, so memory stays near one copy,
-/// and every later pass (solve, output) reads the store in order instead of gathering rows from
-/// all over the received batches.
+/// More rows than [`PART_KEY_BYTES`] of sort keys and places (36 bytes a row) are split into parts
+/// by the top bits of their host's identity, which follow one another in canonical order, and
+/// arranged part after part: a part's keys and places live only while it is arranged. Held for
+/// every row at once beside every row in transit, they were the peak of a 100M-URL run (94 bytes
+/// a URL; 77 in parts). The split copies every row once more, so fewer rows are not split.
 pub fn arrange(
-    mut batches: Vec<RowBatch>,
+    batches: Vec<RowBatch>,
     delays: &HostDelays,
     plan: &PagesPlan,
     lost: &std::collections::HashSet<u64>,
 ) -> Result<Arranged, PagesError> {
+    let bits = part_bits(batches.iter().map(RowBatch::len).sum());
+    arrange_in_parts(batches, delays, plan, lost, bits)
+}
+
+/// Bytes of sort keys and places [`arrange`] holds at once, at most (a worker's rows past it are
+/// arranged in parts).
+const PART_KEY_BYTES: usize = 256 << 20;
+/// At most 2^this many parts.
+const MAX_PART_BITS: u32 = 8;
+
+/// log2 of the parts `rows` rows are arranged in.
+fn part_bits(rows: usize) -> u32 {
+    let per_row = std::mem::size_of::<RowKey>() + std::mem::size_of::<u32>();
+    let parts = (rows * per_row).div_ceil(PART_KEY_BYTES).max(1);
+    parts
+        .next_power_of_two()
+        .trailing_zeros()
+        .min(MAX_PART_BITS)
+}
+
+/// [`arrange`] in 2^`bits` parts.
+fn arrange_in_parts(
+    batches: Vec<RowBatch>,
+    delays: &HostDelays,
+    plan: &PagesPlan,
+    lost: &std::collections::HashSet<u64>,
+    bits: u32,
+) -> Result<Arranged, PagesError> {
+    let mut out = Columns::for_rows(&batches, plan.value_per_change);
+    if bits == 0 {
+        arrange_part(batches, delays, plan, lost, &mut out);
+    } else {
+        for part in split_by_host(batches, bits) {
+            arrange_part(part, delays, plan, lost, &mut out);
+        }
+    }
+    out.arranged()
+}
+
+/// The rows of `batches` in 2^`bits` parts by the top `bits` bits of their host's identity, each
+/// batch freed once split (so the rows are held about once).
+fn split_by_host(batches: Vec<RowBatch>, bits: u32) -> Vec<Vec<RowBatch>> {
+    let parts_n = 1 << bits;
+    let mut parts: Vec<Vec<RowBatch>> = (0..parts_n).map(|_| Vec::new()).collect();
+    let mut filling: Vec<RowBatch> = (0..parts_n).map(|_| RowBatch::new(0)).collect();
+    // how many times each part's filling batch was sent on: an entry's place in it holds while
+    // the batch does
+    let mut epoch = vec![0u32; parts_n];
+    let mut entries: Vec<Entry> = Vec::new();
+    for batch in batches {
+        // each of the batch's hosts hashed once: its part, and a hash for the part's host cache
+        entries.clear();
+        entries.extend((0..batch.hosts()).map(|e| {
+            let id = host_id(batch.entry_bytes(e));
+            Entry {
+                part: (id >> (u128::BITS - bits)) as usize,
+                hash: id as u64,
+                epoch: u32::MAX,
+                there: 0,
+            }
+        }));
+        for r in 0..batch.len() {
+            let e = batch.host_entry_of(r);
+            let Entry { part: p, hash, .. } = entries[e];
+            let part = &mut filling[p];
+            // rows of one host follow one another: its entry in the part is looked up once
+            if entries[e].epoch != epoch[p] {
+                entries[e].there = part.entry_of(batch.entry_bytes(e), hash);
+                entries[e].epoch = epoch[p];
+            }
+            part.push_from(&batch, r, entries[e].there);
+            if part.text_bytes() >= BATCH_TEXT_BYTES {
+                // the next batch will hold about as many rows as this one
+                let rows = part.len();
+                let next = RowBatch::with_capacity(
+                    0,
+                    BATCH_TEXT_BYTES + BATCH_TEXT_SLACK,
+                    rows + rows / 8,
+                );
+                parts[p].push(std::mem::replace(part, next).sealed());
+                epoch[p] += 1;
+            }
+        }
+    }
+    for (p, part) in filling.into_iter().enumerate() {
+        if !part.is_empty() {
+            parts[p].push(part.sealed());
+        }
+    }
+    parts
+}
+
+/// A host entry of a batch being split: its part, its hash, and its entry in the part's filling
+/// batch (`there`, valid while that batch's epoch is `epoch`).
+#[derive(Clone, Copy)]
+struct Entry {
+    part: usize,
+    hash: u64,
+    epoch: u32,
+    there: u32,
+}
+
+/// The arranged columns of a worker's pages, filled part by part ([`arrange`]).
+struct Columns {
+    importance: Vec<f64>,
+    change_rate: Vec<f64>,
+    complete_obs: Vec<bool>,
+    /// Per-URL refetch bounds as rates per day (NaN: none); empty when the input has none.
+    min_rate: Vec<f64>,
+    max_rate: Vec<f64>,
+    with_intervals: bool,
+    /// The importance column as read, when the solver reads it otherwise.
+    input_importance: Vec<f64>,
+    value_per_change: bool,
+    offsets: Vec<usize>,
+    caps: Vec<f64>,
+    rests: Rests,
+    host_text: String,
+    host_end: Vec<usize>,
+    host_keys: Vec<u64>,
+    host_ids: Vec<u128>,
+    host_delays: Vec<Seconds>,
+    duplicates: Vec<Rejected>,
+}
+
+impl Columns {
+    /// Columns with room for every row of `batches` (room not filled is never touched).
+    fn for_rows(batches: &[RowBatch], value_per_change: bool) -> Self {
+        let rows: usize = batches.iter().map(RowBatch::len).sum();
+        let rest_bytes = batches.iter().map(RowBatch::rest_bytes).sum();
+        let with_intervals = batches.iter().any(RowBatch::has_intervals);
+        let per_row = |on: bool| Vec::with_capacity(if on { rows } else { 0 });
+        Columns {
+            importance: Vec::with_capacity(rows),
+            change_rate: Vec::with_capacity(rows),
+            complete_obs: Vec::with_capacity(rows),
+            min_rate: per_row(with_intervals),
+            max_rate: per_row(with_intervals),
+            with_intervals,
+            input_importance: per_row(value_per_change),
+            value_per_change,
+            offsets: vec![0],
+            caps: Vec::new(),
+            rests: Rests::with_capacity(rows, rest_bytes),
+            host_text: String::new(),
+            host_end: Vec::new(),
+            host_keys: Vec::new(),
+            host_ids: Vec::new(),
+            host_delays: Vec::new(),
+            duplicates: Vec::new(),
+        }
+    }
+
+    /// The solver's pages and the rest, checked (rows were validated when read, but
+    /// --value-per-change's products can still overflow).
+    fn arranged(self) -> Result<Arranged, PagesError> {
+        let mut pages = Pages::from_columns(
+            self.importance,
+            self.change_rate,
+            self.complete_obs,
+            self.offsets,
+            self.caps,
+        )?;
+        if self.with_intervals {
+            pages = pages.with_rate_bounds(self.min_rate, self.max_rate)?;
+        }
+        Ok(Arranged {
+            input_importance: self.input_importance,
+            pages,
+            rests: self.rests,
+            host_text: self.host_text,
+            host_end: self.host_end,
+            host_keys: self.host_keys,
+            host_ids: self.host_ids,
+            host_delays: self.host_delays,
+            duplicates: self.duplicates,
+        })
+    }
+}
+
+/// Rows are scattered into their canonical positions batch by batch, and each batch is freed once
+/// copied: the sorted store is written while the unsorted one shrinks, so memory stays near one copy,
+/// and every later pass (solve, output) reads the store in order instead of gathering rows from
+/// all over the received batches. The part's columns are appended to `out`.
+fn arrange_part(
+    mut batches: Vec<RowBatch>,
+    delays: &HostDelays,
+    plan: &PagesPlan,
+    lost: &std::collections::HashSet<u64>,
+    out: &mut Columns,
+) {
     let starts = row_starts(&batches);
     let keys = canonical_order(&batches, &starts);
     // by row number: whether the row lost its URL to another host's row (usually none)
@@ -245,13 +438,8 @@ pub fn arrange(
     let mut dest: Vec<u32> = Vec::with_capacity(keys.len());
     heap::huge_pages(&dest);
     dest.resize(keys.len(), u32::MAX);
-    let mut offsets = vec![0usize];
-    let mut caps = Vec::new();
     // where each kept host's first row is (batch, row), for its name
     let mut named_by = Vec::new();
-    let (mut host_keys, mut host_ids) = (Vec::new(), Vec::new());
-    let mut host_delays = Vec::new();
-    let mut duplicates = Vec::new();
     // hosts come in increasing identity, as the table's delays are sorted: a merge
     let mut delays = delays.in_order();
     let mut n = 0usize;
@@ -272,7 +460,7 @@ pub fn arrange(
             if previous_url == Some(k.url()) || is_lost(k.row) {
                 let (b, r) = locate(&starts, k.row);
                 let batch = &batches[b];
-                duplicates.push(Rejected {
+                out.duplicates.push(Rejected {
                     origin: batch.origin(r),
                     reason: Reason::DuplicateUrl,
                     url: Some(batch.url(r).to_string_lossy()),
@@ -292,15 +480,16 @@ pub fn arrange(
             continue; // every row of this host repeats a URL of another host
         }
         // the host's pages are filled in below; only the boundary and the cap are known here
-        offsets.push(offsets.last().copied().unwrap_or(0) + pages);
-        caps.push(cap);
+        out.offsets
+            .push(out.offsets.last().copied().unwrap_or(0) + pages);
+        out.caps.push(cap);
         named_by.push(first);
         let id = join(host);
-        host_keys.push(id as u64);
-        host_ids.push(id);
-        host_delays.push(delay);
+        out.host_keys.push(id as u64);
+        out.host_ids.push(id);
+        out.host_delays.push(delay);
     }
-    let (host_text, host_end) = host_names(&batches, &named_by);
+    host_names(&batches, &named_by, &mut out.host_text, &mut out.host_end);
     drop(named_by);
     let mut texts = Vec::with_capacity(batches.len());
     // Scattered writes miss the cache once per row and column, so a row's numbers and its URL's
@@ -314,12 +503,12 @@ pub fn arrange(
         .map(|_| Record::default())
         .collect();
     // per-URL refetch bounds, as rates per day (NaN: none), when the input has them
-    let with_intervals = batches.iter().any(RowBatch::has_intervals);
-    let (mut min_rate, mut max_rate) = if with_intervals {
-        (vec![f64::NAN; n], vec![f64::NAN; n])
-    } else {
-        (Vec::new(), Vec::new())
-    };
+    let first = out.min_rate.len();
+    if out.with_intervals {
+        out.min_rate.resize(first + n, f64::NAN);
+        out.max_rate.resize(first + n, f64::NAN);
+    }
+    let (min_rate, max_rate) = (&mut out.min_rate[first..], &mut out.max_rate[first..]);
     for (b, batch) in batches.iter_mut().enumerate() {
         let mine = &dest[starts[b] as usize..starts[b + 1] as usize];
         for (r, &d) in mine.iter().enumerate() {
@@ -353,46 +542,29 @@ pub fn arrange(
     // on the 10M-URL benches, median of 3: the peak from 125 to 114 bytes a URL on 100k hosts, from
     // 197 to 193 on 3.1M, the run no slower)
     heap::give_back_freed();
-    let rests = rests_in_order(&records, &texts);
+    rests_in_order(&records, &texts, &mut out.rests);
     drop(texts);
-    let importance: Vec<f64> = records
-        .iter()
-        .map(|r| plan.importance(r.importance, r.change_rate))
-        .collect();
+    out.importance.extend(
+        records
+            .iter()
+            .map(|r| plan.importance(r.importance, r.change_rate)),
+    );
     // the input's own importance, for the output, where the solver reads it differently
-    let input_importance: Vec<f64> = if plan.value_per_change {
-        records.iter().map(|r| r.importance).collect()
-    } else {
-        Vec::new()
-    };
-    let change_rate: Vec<f64> = records.iter().map(|r| r.change_rate).collect();
-    let complete_obs: Vec<bool> = records.iter().map(|r| r.complete_obs).collect();
-    drop(records);
-    drop(dest);
-    // Rows were validated when read, but --value-per-change's products can still overflow
-    let mut pages = Pages::from_columns(importance, change_rate, complete_obs, offsets, caps)?;
-    if with_intervals {
-        pages = pages.with_rate_bounds(min_rate, max_rate)?;
+    if out.value_per_change {
+        out.input_importance
+            .extend(records.iter().map(|r| r.importance));
     }
-    Ok(Arranged {
-        input_importance,
-        pages,
-        rests,
-        host_text,
-        host_end,
-        host_keys,
-        host_ids,
-        host_delays,
-        duplicates,
-    })
+    out.change_rate
+        .extend(records.iter().map(|r| r.change_rate));
+    out.complete_obs
+        .extend(records.iter().map(|r| r.complete_obs));
 }
 
-/// The URL rests of `records` (in page order) copied out of the received `texts`, back to back: a
-/// copy of a third of the text, read once at random here so that every later reader (the writers
-/// above all) reads in order, and the received text with its hosts repeated goes.
-fn rests_in_order(records: &[Record], texts: &[Vec<u8>]) -> Rests {
-    let bytes = records.iter().map(|r| r.rest_at.len as usize).sum();
-    let mut rests = Rests::with_capacity(records.len(), bytes);
+/// The URL rests of `records` (in page order) copied out of the received `texts` onto `rests`,
+/// back to back: a copy of a third of the text, read once at random here so that every later
+/// reader (the writers above all) reads in order, and the received text with its hosts repeated
+/// goes.
+fn rests_in_order(records: &[Record], texts: &[Vec<u8>], rests: &mut Rests) {
     for (i, r) in records.iter().enumerate() {
         if let Some(ahead) = records.get(i + URL_PREFETCH_DISTANCE) {
             prefetch(texts, ahead.rest_at);
@@ -404,7 +576,6 @@ fn rests_in_order(records: &[Record], texts: &[Vec<u8>]) -> Rests {
             &texts[at.batch as usize][start..start + at.len as usize],
         );
     }
-    rests
 }
 
 /// How many rows ahead a pass reading rests at random prefetches (enough to cover a miss to
@@ -424,13 +595,17 @@ fn prefetch(texts: &[Vec<u8>], at: RestAt) {
 const NAME_PREFETCH_DISTANCE: usize = 8;
 
 /// The names of the hosts whose first rows are `named_by` ((batch, row), in host order), back to
-/// back, with the end of each. A name is three dependent reads away at random (the row's host
-/// entry, the entry's end, its bytes), a cache miss each on host-heavy sets (a tenth of the
-/// run's CPU on 3.1M hosts): each is prefetched a few hosts ahead of the read that needs it.
-fn host_names(batches: &[RowBatch], named_by: &[(usize, usize)]) -> (String, Vec<usize>) {
+/// back onto `text`, with the end of each onto `ends`. A name is three dependent reads away at
+/// random (the row's host entry, the entry's end, its bytes), a cache miss each on host-heavy sets
+/// (a tenth of the run's CPU on 3.1M hosts): each is prefetched a few hosts ahead of the read that
+/// needs it.
+fn host_names(
+    batches: &[RowBatch],
+    named_by: &[(usize, usize)],
+    text: &mut String,
+    ends: &mut Vec<usize>,
+) {
     let d = NAME_PREFETCH_DISTANCE;
-    let mut text = String::new();
-    let mut ends = Vec::with_capacity(named_by.len());
     for (k, &(b, r)) in named_by.iter().enumerate() {
         if let Some(&(b, r)) = named_by.get(k + 3 * d) {
             prefetch_at(batches[b].host_entry_ptr(r));
@@ -444,5 +619,139 @@ fn host_names(batches: &[RowBatch], named_by: &[(usize, usize)]) -> (String, Vec
         text.push_str(batches[b].host(r));
         ends.push(text.len());
     }
-    (text, ends)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::pages::{Origin, PageRow};
+    use crate::io::politeness_key::PolitenessKey;
+    use crate::job::keys::route_hash;
+    use rand::{Rng, SeedableRng};
+
+    /// Batches of random rows on a few hosts, URLs repeating within and across hosts, some rows
+    /// with refetch bounds.
+    fn random_batches(seed: u64) -> Vec<RowBatch> {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let mut row = 0;
+        (0..6)
+            .map(|_| {
+                let mut batch = RowBatch::new(0);
+                for _ in 0..rng.random_range(1..400) {
+                    let h = rng.random_range(0..40);
+                    let host = format!("h{h}.example");
+                    let url = if rng.random_bool(0.1) {
+                        format!("HTTPS://H{h}.example/{}", rng.random_range(0..30))
+                    } else {
+                        format!("https://{host}/{}", rng.random_range(0..30))
+                    };
+                    let page = PageRow {
+                        url: &url,
+                        host: &host,
+                        key_is_urls_own: true,
+                        importance: rng.random_range(0.5..2.0),
+                        change_rate: rng.random_range(0.0..3.0),
+                        complete_obs: rng.random_bool(0.3),
+                        min_interval_s: f64::NAN,
+                        max_interval_s: f64::NAN,
+                        origin: Origin {
+                            file: rng.random_range(0..3),
+                            row,
+                        },
+                    };
+                    row += 1;
+                    batch.push(&page, route_hash(host.as_bytes()));
+                    batch.push_intervals(60.0, rng.random_range(60.0..1e6));
+                }
+                batch.sealed()
+            })
+            .collect()
+    }
+
+    /// What an arrangement shows its readers, page by page and host by host.
+    fn shown(a: &Arranged) -> impl PartialEq + std::fmt::Debug {
+        let p = &a.pages;
+        let pages: Vec<_> = (0..p.len())
+            .map(|i| {
+                let (min, max) = p.rate_bounds(i);
+                let bits = |x: f64| x.to_bits();
+                (
+                    bits(p.importance()[i]),
+                    bits(p.change_rate()[i]),
+                    p.complete_obs()[i],
+                    bits(min),
+                    bits(max),
+                )
+            })
+            .collect();
+        let hosts: Vec<_> = (0..p.hosts())
+            .map(|h| {
+                (
+                    a.host_name(h).to_owned(),
+                    p.host_pages(h),
+                    p.cap(h).to_bits(),
+                    a.host_ids[h],
+                    a.host_keys[h],
+                    a.host_delays[h].0.to_bits(),
+                )
+            })
+            .collect();
+        let urls: Vec<String> = a.urls().map(|u| u.to_string_lossy()).collect();
+        let duplicates: Vec<_> = a
+            .duplicates
+            .iter()
+            .map(|d| (d.origin, d.url.clone()))
+            .collect();
+        (pages, hosts, urls, duplicates)
+    }
+
+    #[test]
+    fn arranged_in_parts_as_in_one() {
+        let plan = PagesPlan {
+            inputs: Vec::new(),
+            hosts: None,
+            default_delay: Seconds(1.0),
+            horizon: Seconds(SECONDS_PER_DAY),
+            value_per_change: true,
+            politeness: PolitenessKey::Host,
+            defaults: crate::plan::pages::resolve_defaults(None, None).unwrap(),
+            max_reject_share: 0.0,
+        };
+        for seed in 0..4 {
+            // a few rows lose their URL to another host's row
+            let lost: std::collections::HashSet<u64> = random_batches(seed)
+                .iter()
+                .flat_map(|b| b.packed_origins().step_by(17).collect::<Vec<_>>())
+                .collect();
+            let whole = arrange_in_parts(
+                random_batches(seed),
+                &HostDelays::default(),
+                &plan,
+                &lost,
+                0,
+            )
+            .unwrap();
+            assert!(!whole.duplicates.is_empty() && whole.pages.hosts() > 10);
+            for bits in [1, 3, 6] {
+                let parts = arrange_in_parts(
+                    random_batches(seed),
+                    &HostDelays::default(),
+                    &plan,
+                    &lost,
+                    bits,
+                )
+                .unwrap();
+                assert_eq!(shown(&parts), shown(&whole), "seed {seed}, {bits} bits");
+            }
+        }
+    }
+
+    #[test]
+    fn few_rows_are_arranged_whole_and_many_in_parts_of_bounded_keys() {
+        assert_eq!(part_bits(0), 0);
+        assert_eq!(part_bits(5_000_000), 0);
+        // 50M rows: 1.8 GB of keys and places in 8 parts of at most 256 MiB
+        assert_eq!(part_bits(50_000_000), 3);
+        assert_eq!(part_bits(usize::MAX / 64), MAX_PART_BITS);
+    }
 }

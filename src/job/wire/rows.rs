@@ -108,7 +108,7 @@ impl RowBatch {
     /// Its refetch-interval bounds go with [`RowBatch::push_intervals`].
     pub fn push(&mut self, row: &PageRow<'_>, host_hash: u64) {
         let (form, rest) = Form::of(row.url, row.host);
-        let entry = self.host_entry(row.host, host_hash);
+        let entry = self.host_entry(row.host.as_bytes(), host_hash);
         self.host.push(entry);
         self.rest_text
             .extend_from_slice(&row.url.as_bytes()[rest..]);
@@ -124,23 +124,44 @@ impl RowBatch {
     /// The batch's entry of `host`: the one seen last under its hash if it is the same host, else
     /// a new one.
     #[inline]
-    fn host_entry(&mut self, host: &str, hash: u64) -> u32 {
+    fn host_entry(&mut self, host: &[u8], hash: u64) -> u32 {
         if self.seen.is_empty() {
             self.seen = vec![(0, u32::MAX); SEEN_SLOTS];
         }
         let slot = hash as usize % SEEN_SLOTS;
         let (seen_hash, seen) = self.seen[slot];
-        if seen_hash == hash
-            && seen != u32::MAX
-            && self.entry_bytes(seen as usize) == host.as_bytes()
-        {
+        if seen_hash == hash && seen != u32::MAX && self.entry_bytes(seen as usize) == host {
             return seen;
         }
-        self.host_text.extend_from_slice(host.as_bytes());
+        self.host_text.extend_from_slice(host);
         self.host_end.push(self.host_text.len() as u32);
         let entry = (self.host_end.len() - 1) as u32;
         self.seen[slot] = (hash, entry);
         entry
+    }
+
+    /// Appends row `r` of `from` as it is, under this batch's host entry `entry` (its host's,
+    /// from [`RowBatch::entry_of`]).
+    pub fn push_from(&mut self, from: &RowBatch, r: usize, entry: u32) {
+        self.host.push(entry);
+        let (_, start, end) = from.rest_at(r);
+        self.rest_text
+            .extend_from_slice(&from.rest_text[start..end]);
+        self.rest_end.push(self.rest_text.len() as u32);
+        self.form.push(from.form[r]);
+        self.importance.push(from.importance[r]);
+        self.change_rate.push(from.change_rate[r]);
+        self.complete_obs.push(from.complete_obs[r]);
+        if from.has_intervals() {
+            self.push_intervals(from.min_interval_s[r], from.max_interval_s[r]);
+        }
+        self.origin.push(from.packed_origin(r));
+    }
+
+    /// This batch's entry of `host` (`hash`: any well-mixed 64-bit hash of it), named now if the
+    /// batch has not named it lately.
+    pub fn entry_of(&mut self, host: &[u8], hash: u64) -> u32 {
+        self.host_entry(host, hash)
     }
 
     /// Appends the refetch-interval bounds of the row just pushed (seconds, NaN: none); every row
@@ -193,6 +214,11 @@ impl RowBatch {
     /// Bytes of text held (to cut batches at a bounded size).
     pub fn text_bytes(&self) -> usize {
         self.host_text.len() + self.rest_text.len()
+    }
+
+    /// Bytes of the rows' URL rests.
+    pub fn rest_bytes(&self) -> usize {
+        self.rest_text.len()
     }
 
     /// The rests' text (arranging keeps it until the rests are copied out).
