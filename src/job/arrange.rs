@@ -296,7 +296,7 @@ fn split_by_host(batches: Vec<RowBatch>, bits: u32) -> Vec<Vec<RowBatch>> {
             let e = batch.host_entry_of(r);
             let Entry { part: p, hash, .. } = entries[e];
             let part = &mut filling[p];
-            // rows of one host follow one another: its entry in the part is looked up once
+            // a host's entry in its part's batch is looked up once per batch split, not per row
             if entries[e].epoch != epoch[p] {
                 entries[e].there = part.entry_of(batch.entry_bytes(e), hash);
                 entries[e].epoch = epoch[p];
