@@ -109,16 +109,39 @@ impl RowBatch {
     pub fn push(&mut self, row: &PageRow<'_>, host_hash: u64) {
         let (form, rest) = Form::of(row.url, row.host);
         let entry = self.host_entry(row.host.as_bytes(), host_hash);
-        self.host.push(entry);
-        self.rest_text
-            .extend_from_slice(&row.url.as_bytes()[rest..]);
-        self.rest_end.push(self.rest_text.len() as u32);
         let own = if row.key_is_urls_own { URLS_OWN_KEY } else { 0 };
-        self.form.push(form as u8 | own);
-        self.importance.push(row.importance);
-        self.change_rate.push(row.change_rate);
-        self.complete_obs.push(row.complete_obs);
-        self.origin.push(claims::pack(row.origin));
+        self.push_row(
+            entry,
+            &row.url.as_bytes()[rest..],
+            form as u8 | own,
+            row.importance,
+            row.change_rate,
+            row.complete_obs,
+            claims::pack(row.origin),
+        );
+    }
+
+    /// Appends a row's every column but the refetch bounds: the one place that lists them.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn push_row(
+        &mut self,
+        entry: u32,
+        rest: &[u8],
+        form: u8,
+        importance: f64,
+        change_rate: f64,
+        complete_obs: bool,
+        packed_origin: u64,
+    ) {
+        self.host.push(entry);
+        self.rest_text.extend_from_slice(rest);
+        self.rest_end.push(self.rest_text.len() as u32);
+        self.form.push(form);
+        self.importance.push(importance);
+        self.change_rate.push(change_rate);
+        self.complete_obs.push(complete_obs);
+        self.origin.push(packed_origin);
     }
 
     /// The batch's entry of `host`: the one seen last under its hash if it is the same host, else
@@ -143,19 +166,19 @@ impl RowBatch {
     /// Appends row `r` of `from` as it is, under this batch's host entry `entry` (its host's,
     /// from [`RowBatch::entry_of`]).
     pub fn push_from(&mut self, from: &RowBatch, r: usize, entry: u32) {
-        self.host.push(entry);
         let (_, start, end) = from.rest_at(r);
-        self.rest_text
-            .extend_from_slice(&from.rest_text[start..end]);
-        self.rest_end.push(self.rest_text.len() as u32);
-        self.form.push(from.form[r]);
-        self.importance.push(from.importance[r]);
-        self.change_rate.push(from.change_rate[r]);
-        self.complete_obs.push(from.complete_obs[r]);
+        self.push_row(
+            entry,
+            &from.rest_text[start..end],
+            from.form[r],
+            from.importance[r],
+            from.change_rate[r],
+            from.complete_obs[r],
+            from.packed_origin(r),
+        );
         if from.has_intervals() {
             self.push_intervals(from.min_interval_s[r], from.max_interval_s[r]);
         }
-        self.origin.push(from.packed_origin(r));
     }
 
     /// This batch's entry of `host` (`hash`: any well-mixed 64-bit hash of it), named now if the
