@@ -137,3 +137,61 @@ fn the_hosts_table_is_in_name_order_whatever_the_workers() {
     }
     assert_eq!(tables[0], tables[1]);
 }
+
+/// A host of more pages than the write phase sends in one slice (262,144) travels cut across
+/// slices and batches: each of its URLs is written once, scheduled once and counted once, and the
+/// tables are the same with 1 and 2 workers.
+#[test]
+fn a_host_larger_than_a_slice_is_written_and_counted_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    // two Zipf hosts: two thirds of the URLs on the first
+    let urls = 900_000;
+    gen(&data, urls, 2, &[]);
+    let pages = data.join("pages");
+    let start = "2026-11-23T00:00:00Z";
+    let mut contents = Vec::new();
+    for workers in ["1", "2"] {
+        let out = tmp.path().join(format!("w{workers}"));
+        let args = [
+            "run",
+            pages.to_str().unwrap(),
+            "--crawlers",
+            "2",
+            "--start",
+            start,
+            "--out",
+            out.to_str().unwrap(),
+            "-w",
+            workers,
+            "-q",
+        ];
+        run_ok(&args);
+        let rates = read_rates(&out);
+        let mut by_host = std::collections::HashMap::<&str, usize>::new();
+        for r in &rates {
+            *by_host.entry(r.host.as_str()).or_default() += 1;
+        }
+        let largest = by_host.values().copied().max().unwrap();
+        assert!(
+            largest > 2 * 262_144,
+            "the largest host ({largest} pages) spans 3 slices"
+        );
+        let distinct: std::collections::HashSet<&str> =
+            rates.iter().map(|r| r.url.as_str()).collect();
+        assert_eq!(
+            (rates.len(), distinct.len()),
+            (urls as usize, urls as usize)
+        );
+        // the summary's counts against the tables: every URL new, the due ones recounted
+        let s = summary(&out);
+        let schedule = read_schedule(&out);
+        let night_end = revisit::time::parse_timestamp_us(start).unwrap()
+            + (s["horizon_s"].as_f64().unwrap() * 1e6) as i64;
+        let due = schedule.values().filter(|r| r.next_us < night_end).count();
+        assert_eq!(s["schedule"]["urls_new"], urls, "w{workers}");
+        assert_eq!(s["schedule"]["urls_due_tonight"], due as u64, "w{workers}");
+        contents.push(table_contents(&out));
+    }
+    assert!(contents[0] == contents[1], "1 and 2 workers");
+}

@@ -8,6 +8,7 @@ mod assign;
 mod cyclic;
 mod learn;
 mod rates_partition;
+mod rates_sender;
 mod rolling;
 pub(crate) mod schedule;
 mod solve;

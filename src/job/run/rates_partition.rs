@@ -1,6 +1,7 @@
 //! A crawler's rates partition as the write phase makes it: sent in slices of the crawlers' hosts,
 //! sized by counts every worker agrees on, and written slice by slice in canonical order.
 
+use std::ops::Range;
 use std::path::Path;
 
 use anyhow::Result;
@@ -12,91 +13,169 @@ use super::Phases;
 use crate::io::manifest::FileEntry;
 use crate::io::publish;
 use crate::io::rates_out::{RateRow, RatesWriter, Size};
-use crate::job::wire::rated::RatedBatch;
+use crate::job::wire::rated::{Place, RatedBatch};
 use crate::plan::run::RunPlan;
 
 /// Rows a crawler's writer takes in one round, about: the rates travel in slices of the crawlers'
-/// hosts, so a round holds a bounded share of the URLs (whole crawlers in one round held 40 bytes
+/// rows, so a round holds a bounded share of the URLs (whole crawlers in one round held 40 bytes
 /// a URL at the peak of the 10M-URL bench, a tenth of the URLs each round). A slice is 20-40 MB of
 /// rows; a writer holds up to three at once (one written, one queued, one arriving).
 pub const SLICE_ROWS: usize = 1 << 18;
 
-/// The slices a round of crawlers is sent in: ranges of host identity of equal width, as many as
-/// the round's largest crawler needs for [`SLICE_ROWS`]. Every worker counts the same slices (from
-/// the all-reduced sizes), and each sends, slice by slice, its hosts whose identity falls in the
-/// slice: hosts are in canonical order (by identity), so a slice is a run of each crawler's hosts
-/// and the writer appends the slices in order.
+/// A host of more pages than a slice holds, which the slices cut (every other host is whole in
+/// one slice). Without the cuts, the largest host of a Zipf crawl (3.6M pages of 100M) travelled
+/// as one slice of 580 MB.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct LargeHost {
+    pub crawler: u32,
+    pub id: u128,
+    pub pages: u32,
+}
+
+/// The slices a round of crawlers is sent in, as the place each one starts at: ranges of host
+/// identity of equal width, as many as the round's largest crawler needs for [`SLICE_ROWS`], and
+/// within each [`LargeHost`] a cut every `slice_rows` pages. Every worker counts the same slices
+/// (from the all-reduced sizes), and each sends, slice by slice, its rows whose place falls in the
+/// slice: hosts are in canonical order (by identity) and their pages in page order, so a slice is
+/// a run of each crawler's rows and the writer appends the slices in order.
 pub struct Slices {
-    pub count: u32,
+    starts: Vec<Place>,
 }
 
 impl Slices {
-    /// The slices for crawlers of `rows` rows each, about `slice_rows` each.
-    pub fn of(rows: impl Iterator<Item = usize>, slice_rows: usize) -> Self {
+    /// The slices for crawlers of `rows` rows each, about `slice_rows` each, whose large hosts
+    /// are `large`.
+    pub fn of<'a>(
+        rows: impl Iterator<Item = usize>,
+        large: impl Iterator<Item = &'a LargeHost>,
+        slice_rows: usize,
+    ) -> Self {
+        let slice_rows = slice_rows.max(1);
         let largest = rows.max().unwrap_or(0);
-        // at most 2^32 slices: the identity's top 64 bits split into `count` ranges
-        let count = largest
-            .div_ceil(slice_rows.max(1))
-            .clamp(1, u32::MAX as usize) as u32;
-        Slices { count }
+        // at most 2^32 ranges: the identity's top 64 bits split into `count` of them
+        let count = largest.div_ceil(slice_rows).clamp(1, u32::MAX as usize) as u64;
+        let mut starts: Vec<Place> = (0..count)
+            .map(|s| Place {
+                host: (((s as u128) << 64) / count as u128) << 64,
+                page: 0,
+            })
+            .collect();
+        for host in large {
+            let cuts = (1..(host.pages as usize).div_ceil(slice_rows)).map(|j| Place {
+                host: host.id,
+                page: (j * slice_rows) as u32,
+            });
+            starts.extend(cuts);
+        }
+        starts.sort_unstable();
+        starts.dedup();
+        Slices { starts }
     }
 
-    /// The least host identity of slice `s` (0 for the first).
-    fn start(&self, s: u32) -> u128 {
-        (((s as u128) << 64) / self.count as u128) << 64
+    /// How many slices there are.
+    pub fn count(&self) -> u32 {
+        self.starts.len() as u32
     }
 
-    /// The hosts of `hosts` (sorted by their identity in `ids`) in slice `s`.
-    pub fn hosts<'h>(&self, s: u32, hosts: &'h [usize], ids: &[u128]) -> &'h [usize] {
-        let first = hosts.partition_point(|&h| ids[h] < self.start(s));
-        let end = if s + 1 == self.count {
-            hosts.len()
-        } else {
-            hosts.partition_point(|&h| ids[h] < self.start(s + 1))
+    /// The pages of `hosts` (sorted by their identity in `ids`; host `h` has `pages(h)` pages) in
+    /// slice `s`: each host with some there, and the indices of its pages there.
+    pub fn pages<'h>(
+        &'h self,
+        s: u32,
+        hosts: &'h [usize],
+        ids: &'h [u128],
+        pages: impl Fn(usize) -> usize + 'h,
+    ) -> impl Iterator<Item = (usize, Range<u32>)> + 'h {
+        let start = self.starts[s as usize];
+        let next = self.starts.get(s as usize + 1).copied();
+        let first = hosts.partition_point(|&h| ids[h] < start.host);
+        let end = match next {
+            None => hosts.len(),
+            Some(next) => hosts.partition_point(|&h| {
+                Place {
+                    host: ids[h],
+                    page: 0,
+                } < next
+            }),
         };
-        &hosts[first..end]
+        hosts[first..end.max(first)].iter().map(move |&h| {
+            let n = pages(h) as u32;
+            let to = match next {
+                Some(next) if next.host == ids[h] => next.page.min(n),
+                _ => n,
+            };
+            let from = if start.host == ids[h] { start.page } else { 0 };
+            (h, from.min(to)..to)
+        })
     }
 }
 
-/// Rows and URL bytes of every crawler's rates partition, summed over the workers (to size the
-/// files' row groups and count the slices).
+/// Rows and URL bytes of every crawler's rates partition, and the hosts larger than a slice,
+/// summed over the workers (to size the files' row groups and cut the slices).
 #[derive(Clone, Default, Serialize, Deserialize)]
-pub struct RatesSizes(pub Vec<Size>);
+pub struct RatesSizes {
+    pub crawlers: Vec<Size>,
+    pub large_hosts: Vec<LargeHost>,
+}
 
 impl RatesSizes {
-    /// This worker's share: the rows it sends (its pages with a rate), by crawler.
+    /// This worker's share: the rows it sends (its pages with a rate) by crawler, and its hosts of
+    /// more than [`SLICE_ROWS`] pages.
     pub fn of(plan: &RunPlan, p: &Phases) -> Self {
         let a = &p.loaded.arranged;
         let rates = &p.solved.solution.rates;
-        let mut sizes = vec![Size::default(); plan.crawlers as usize];
+        let mut sizes = RatesSizes {
+            crawlers: vec![Size::default(); plan.crawlers as usize],
+            large_hosts: Vec::new(),
+        };
         for (h, &crawler) in p.assigned.crawler_of.iter().enumerate() {
-            let size = &mut sizes[crawler as usize];
-            for i in a.pages.host_pages(h).filter(|&i| rates[i] > 0.0) {
+            let size = &mut sizes.crawlers[crawler as usize];
+            let pages = a.pages.host_pages(h);
+            if pages.len() > SLICE_ROWS {
+                sizes.large_hosts.push(LargeHost {
+                    crawler,
+                    id: a.host_ids[h],
+                    pages: pages.len() as u32,
+                });
+            }
+            for i in pages.filter(|&i| rates[i] > 0.0) {
                 size.rows += 1;
                 size.url_bytes += a.url(h, i).len();
             }
         }
-        RatesSizes(sizes)
+        sizes
+    }
+
+    /// The large hosts of crawlers in `round`.
+    pub fn large_in<'a>(
+        &'a self,
+        round: &'a std::ops::Range<u32>,
+    ) -> impl Iterator<Item = &'a LargeHost> + 'a {
+        self.large_hosts
+            .iter()
+            .filter(move |h| round.contains(&h.crawler))
     }
 }
 
 impl Combine for RatesSizes {
     fn combine(&mut self, o: Self) {
-        if self.0.len() < o.0.len() {
-            self.0.resize(o.0.len(), Size::default());
+        if self.crawlers.len() < o.crawlers.len() {
+            self.crawlers.resize(o.crawlers.len(), Size::default());
         }
-        for (a, b) in self.0.iter_mut().zip(o.0) {
+        for (a, b) in self.crawlers.iter_mut().zip(o.crawlers) {
             a.rows += b.rows;
             a.url_bytes += b.url_bytes;
         }
+        self.large_hosts.extend(o.large_hosts);
     }
 }
 
 /// A crawler's rates partition, written slice by slice in canonical order (grouped by host; the
 /// same bytes whatever the worker count and the slices).
 ///
-/// Each host lives on one worker, which sent its rows as one contiguous run in canonical order, so
-/// ordering a slice's runs by host identity orders its rows: no per-row hashing or sorting here.
+/// Each host lives on one worker, which sent its rows in runs in page order, each run saying the
+/// page it starts at, so ordering a slice's runs by (host identity, first page) orders its rows:
+/// no per-row hashing or sorting here.
 pub struct RatesPartition {
     rel: String,
     writer: RatesWriter,
@@ -119,9 +198,9 @@ impl RatesPartition {
 
     /// Appends a slice: the rows every worker sent for it.
     pub fn append(&mut self, batches: &[RatedBatch]) -> Result<()> {
-        let mut runs: Vec<(u128, u32, u32)> = Vec::new(); // (host, batch, run in batch)
+        let mut runs: Vec<(Place, u32, u32)> = Vec::new(); // (place, batch, run in batch)
         for (b, batch) in batches.iter().enumerate() {
-            runs.extend((0..batch.runs.len()).map(|k| (batch.runs[k].id, b as u32, k as u32)));
+            runs.extend((0..batch.runs.len()).map(|k| (batch.runs[k].place(), b as u32, k as u32)));
         }
         runs.sort_unstable_by_key(|r| r.0);
         let rows = runs.iter().flat_map(|&(_, b, k)| {
@@ -172,39 +251,90 @@ mod tests {
         ids
     }
 
+    /// Hosts of `slice_rows` pages or more among `pages`, as the sizes list them.
+    fn large(ids: &[u128], pages: &[usize], slice_rows: usize) -> Vec<LargeHost> {
+        (0..ids.len())
+            .filter(|&h| pages[h] > slice_rows)
+            .map(|h| LargeHost {
+                crawler: 0,
+                id: ids[h],
+                pages: pages[h] as u32,
+            })
+            .collect()
+    }
+
     #[test]
-    fn slices_cut_every_crawler_into_runs_of_identity_in_order() {
+    fn slices_cut_every_crawler_into_runs_of_its_rows_in_order() {
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         let ids = sorted_ids(500, &mut rng);
+        // most hosts small, one in ten up to ten slices' worth
+        let pages: Vec<usize> = (0..ids.len())
+            .map(|_| match rng.random_range(0..10) {
+                0 => rng.random_range(0..1000),
+                _ => rng.random_range(0..20),
+            })
+            .collect();
         // a crawler's hosts: every other host
         let hosts: Vec<usize> = (0..ids.len()).step_by(2).collect();
-        for count in [1, 2, 3, 7, 64, 1000] {
-            let slices = Slices { count };
-            let mut joined = Vec::new();
-            for s in 0..count {
-                let part = slices.hosts(s, &hosts, &ids);
-                for &h in part {
-                    assert!(ids[h] >= slices.start(s), "slice {s} of {count}");
-                    if s + 1 < count {
-                        assert!(ids[h] < slices.start(s + 1), "slice {s} of {count}");
+        let total: usize = hosts.iter().map(|&h| pages[h]).sum();
+        for slice_rows in [1, 7, 100, 1000, 100_000] {
+            let large = large(&ids, &pages, slice_rows);
+            let slices = Slices::of([total].into_iter(), large.iter(), slice_rows);
+            let mut joined: Vec<(usize, u32)> = Vec::new();
+            for s in 0..slices.count() {
+                let start = slices.starts[s as usize];
+                let next = slices.starts.get(s as usize + 1);
+                let mut large_rows = 0;
+                for (h, range) in slices.pages(s, &hosts, &ids, |h| pages[h]) {
+                    for page in range.clone() {
+                        let place = Place { host: ids[h], page };
+                        assert!(place >= start, "slice {s} at {slice_rows} rows");
+                        assert!(next.is_none_or(|&n| place < n), "slice {s}");
+                        joined.push((h, page));
+                    }
+                    if pages[h] > slice_rows {
+                        large_rows += range.len();
                     }
                 }
-                joined.extend_from_slice(part);
+                // a large host's share of a slice is at most a slice
+                assert!(
+                    large_rows <= 2 * slice_rows,
+                    "slice {s} at {slice_rows} rows"
+                );
             }
-            assert_eq!(joined, hosts, "{count} slices");
+            // every page of every host once, in canonical order
+            let expected: Vec<(usize, u32)> = hosts
+                .iter()
+                .flat_map(|&h| (0..pages[h] as u32).map(move |k| (h, k)))
+                .collect();
+            assert_eq!(joined, expected, "{slice_rows} rows a slice");
         }
     }
 
     #[test]
-    fn slices_are_as_many_as_the_largest_crawler_needs() {
-        assert_eq!(Slices::of([0, 0].into_iter(), 10).count, 1);
-        assert_eq!(Slices::of(std::iter::empty(), 10).count, 1);
-        assert_eq!(Slices::of([10, 3].into_iter(), 10).count, 1);
-        assert_eq!(Slices::of([11, 3].into_iter(), 10).count, 2);
-        assert_eq!(Slices::of([3, 95].into_iter(), 10).count, 10);
+    fn slices_are_as_many_as_the_largest_crawler_and_the_large_hosts_need() {
+        let none: [LargeHost; 0] = [];
+        let count = |rows: &[usize], large: &[LargeHost]| {
+            Slices::of(rows.iter().copied(), large.iter(), 10).count()
+        };
+        assert_eq!(count(&[0, 0], &none), 1);
+        assert_eq!(count(&[], &none), 1);
+        assert_eq!(count(&[10, 3], &none), 1);
+        assert_eq!(count(&[11, 3], &none), 2);
+        assert_eq!(count(&[3, 95], &none), 10);
+        let host = |pages| LargeHost {
+            crawler: 1,
+            id: 5 << 64,
+            pages,
+        };
+        // a host of 25 pages is cut at 10 and 20; one of 30 at 10 and 20 as well
+        assert_eq!(count(&[95, 25], &[host(25)]), 12);
+        assert_eq!(count(&[95, 30], &[host(30)]), 12);
+        assert_eq!(count(&[95, 31], &[host(31)]), 13);
     }
 
-    /// Two workers' hosts (alternating, each in identity order) with 0 to 40 rows each.
+    /// Two workers' hosts (alternating, each in identity order) with 0 to 40 rows each, but for
+    /// some large ones.
     struct Workers {
         ids: Vec<u128>,
         rows: Vec<usize>,
@@ -214,7 +344,13 @@ mod tests {
     impl Workers {
         fn new(rng: &mut ChaCha8Rng, n: usize) -> Self {
             let ids = sorted_ids(n, rng);
-            let rows = ids.iter().map(|_| rng.random_range(0..40)).collect();
+            // one host in a hundred up to a hundred times larger
+            let rows = (0..ids.len())
+                .map(|_| match rng.random_range(0..100) {
+                    0 => rng.random_range(0..4000),
+                    _ => rng.random_range(0..40),
+                })
+                .collect();
             let hosts = [
                 (0..ids.len()).filter(|h| h % 2 == 0).collect(),
                 (0..ids.len()).filter(|h| h % 2 == 1).collect(),
@@ -222,14 +358,19 @@ mod tests {
             Workers { ids, rows, hosts }
         }
 
-        /// A worker's batches of `hosts`, cut after 50 rows or more as a sender cuts them.
-        fn batches(&self, hosts: &[usize]) -> Vec<RatedBatch> {
+        /// A worker's batches of `pages` (hosts, each with the indices of its pages to send),
+        /// cut after 50 rows anywhere, as a sender cuts them.
+        fn batches(&self, pages: impl Iterator<Item = (usize, Range<u32>)>) -> Vec<RatedBatch> {
             let mut batches = vec![RatedBatch::default()];
-            for &h in hosts {
-                let batch = batches.last_mut().expect("one batch at least");
+            for (h, range) in pages {
                 let host = format!("h{h}.example");
-                batch.start_host(self.ids[h], &host, h % 3 == 0);
-                for r in 0..self.rows[h] {
+                let mut in_run = false;
+                for r in range.map(|k| k as usize) {
+                    let batch = batches.last_mut().expect("one batch at least");
+                    if !in_run {
+                        batch.start_host(self.ids[h], &host, h % 3 == 0, r as u32);
+                        in_run = true;
+                    }
                     let x = (h * 64 + r) as f64;
                     let row = RatedRow {
                         importance: x,
@@ -248,9 +389,10 @@ mod tests {
                         Url::new(Form::Https, host.as_bytes(), rest.as_bytes())
                     };
                     batch.push(url, row);
-                }
-                if batch.len() >= 50 {
-                    batches.push(RatedBatch::default());
+                    if batch.len() >= 50 {
+                        batches.push(RatedBatch::default());
+                        in_run = false;
+                    }
                 }
             }
             batches
@@ -273,16 +415,18 @@ mod tests {
             size
         }
 
-        /// The file written in `count` slices.
-        fn written(&self, dir: &Path, count: u32) -> Vec<u8> {
-            let rel = format!("rates-{count}.parquet");
+        /// The file written in slices of about `slice_rows` rows.
+        fn written(&self, dir: &Path, slice_rows: usize) -> Vec<u8> {
+            let rel = format!("rates-{slice_rows}.parquet");
             let meta = [("k".to_owned(), "v".to_owned())];
             let mut partition = RatesPartition::create(dir, &rel, self.size(), &meta).unwrap();
-            let slices = Slices { count };
-            for s in 0..count {
+            let large = large(&self.ids, &self.rows, slice_rows);
+            let slices = Slices::of([self.size().rows].into_iter(), large.iter(), slice_rows);
+            let rows = |h| self.rows[h];
+            for s in 0..slices.count() {
                 // what both workers sent for the slice, the second worker's first
-                let mut round = self.batches(slices.hosts(s, &self.hosts[1], &self.ids));
-                round.extend(self.batches(slices.hosts(s, &self.hosts[0], &self.ids)));
+                let mut round = self.batches(slices.pages(s, &self.hosts[1], &self.ids, rows));
+                round.extend(self.batches(slices.pages(s, &self.hosts[0], &self.ids, rows)));
                 partition.append(&round).unwrap();
             }
             let entry = partition.finish().unwrap();
@@ -298,15 +442,17 @@ mod tests {
         let workers = Workers::new(&mut rng, 2 * ROW_GROUP_ROWS / 20);
         assert!(workers.size().rows > ROW_GROUP_ROWS);
         let dir = tempfile::tempdir().unwrap();
-        let whole = workers.written(dir.path(), 1);
-        for count in [2, 5, 13] {
+        let whole = workers.written(dir.path(), usize::MAX);
+        // from a few slices of whole hosts to many that cut the large hosts
+        for slice_rows in [workers.size().rows / 3, 10_000, 1000, 333] {
             assert!(
-                workers.written(dir.path(), count) == whole,
-                "{count} slices"
+                workers.written(dir.path(), slice_rows) == whole,
+                "slices of {slice_rows} rows"
             );
         }
         // and the rows are in host identity order: the first rows are the least identity's
-        let file = std::fs::File::open(dir.path().join("rates-1.parquet")).unwrap();
+        let file = std::fs::File::open(dir.path().join(format!("rates-{}.parquet", usize::MAX)));
+        let file = file.unwrap();
         let mut reader =
             parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
                 .unwrap()

@@ -15,8 +15,8 @@ use serde_bytes::ByteBuf;
 use super::cyclic::write_crawler_visits;
 use super::learn::Learned;
 use super::rates_partition::{RatesPartition, RatesSizes, Slices, SLICE_ROWS};
+use super::rates_sender::RatesSender;
 use super::rolling::{self, write_crawler_night};
-use super::schedule::HostSchedule;
 use super::{Channels, Night, Phases};
 use crate::io::hosts_out::{write_hosts, HostRow, HostRows};
 use crate::io::learned::{self, LearnedRow, FIRST_OBSERVATION_KEY};
@@ -32,9 +32,9 @@ use crate::job::load::Loaded;
 use crate::job::prefetch::prefetch_at;
 use crate::job::progress::Progress;
 use crate::job::wire::learned::{LearnedBatch, LearnedHost};
-use crate::job::wire::rated::{RatedBatch, RatedRow};
+use crate::job::wire::rated::RatedBatch;
 use crate::job::wire::visits::{VisitBatch, VisitHost};
-use crate::job::wire::{BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
+use crate::job::wire::BATCH_TEXT_BYTES;
 use crate::plan::run::RunPlan;
 use crate::report::memory::peak_rss_bytes;
 use crate::report::provenance::Provenance;
@@ -153,7 +153,7 @@ fn write_crawlers(
     let (loaded, assigned, night) = (p.loaded, p.assigned, p.night);
     let index = reducer.worker.index();
     let peers = reducer.worker.peers();
-    let sizes = reducer.all_reduce(RatesSizes::of(plan, p)).0;
+    let sizes = reducer.all_reduce(RatesSizes::of(plan, p));
     let visit_metadata = night.map(|n| visits_metadata(metadata, n));
     let mut files = Vec::new();
     let mut nights = NightTotals::default();
@@ -171,12 +171,17 @@ fn write_crawlers(
         let rel = format!("rates/crawler={crawler}/part-00000.parquet");
         let mut rates: Option<RatesPartition> = None;
         if round.contains(&crawler) && error.is_none() {
-            match RatesPartition::create(staging, &rel, sizes[crawler as usize], metadata) {
+            match RatesPartition::create(staging, &rel, sizes.crawlers[crawler as usize], metadata)
+            {
                 Ok(r) => rates = Some(r),
                 Err(e) => error = Some((index as u32, format!("{e:#}"))),
             }
         }
-        let slices = Slices::of(round.clone().map(|c| sizes[c as usize].rows), SLICE_ROWS);
+        let slices = Slices::of(
+            round.clone().map(|c| sizes.crawlers[c as usize].rows),
+            sizes.large_in(&round),
+            SLICE_ROWS,
+        );
         // The partition is written on a thread of its own while this worker sends the next slices:
         // each round ends when every worker has sent, and with the writing in the round, the
         // worker with the larger slice (a large host of one crawler) held every other at each one.
@@ -190,12 +195,18 @@ fn write_crawlers(
                     r.finish()
                 })
             });
-            for slice in 0..slices.count {
-                for crawler in round.clone() {
+            let mut senders: Vec<RatesSender> = round
+                .clone()
+                .map(|c| RatesSender::new(c, c % peers as u32))
+                .collect();
+            let a = &loaded.arranged;
+            for slice in 0..slices.count() {
+                for (crawler, sender) in round.clone().zip(&mut senders) {
                     let hosts = &assigned.hosts_of_crawler[crawler as usize];
-                    let hosts = slices.hosts(slice, hosts, &loaded.arranged.host_ids);
-                    let to = (hosts, crawler, crawler % peers as u32);
-                    send_rates(channels, plan, p, to, &mut schedule);
+                    let pages =
+                        slices.pages(slice, hosts, &a.host_ids, |h| a.pages.host_pages(h).len());
+                    let start = plan.schedule.start_us;
+                    sender.send(&mut channels.rated, p, start, pages, &mut schedule);
                 }
                 let mine = channels.rated.finish_round(reducer.worker);
                 // a writer that failed has stopped listening; its error comes with it below
@@ -348,65 +359,6 @@ fn by_name(a: &Arranged) -> Vec<usize> {
             .then_with(|| a.host_name(x.1 as usize).cmp(a.host_name(y.1 as usize)))
     });
     order.into_iter().map(|(_, h)| h as usize).collect()
-}
-
-/// Sends the rated rows of `hosts` (this worker's, of `crawler`, in canonical order) to the
-/// crawler's writer `dest`, in batches of whole hosts, each scheduled on the way; adds where their
-/// URLs stand to `counts`.
-fn send_rates(
-    channels: &mut Channels,
-    plan: &RunPlan,
-    p: &Phases,
-    (hosts, crawler, dest): (&[usize], u32, u32),
-    counts: &mut ScheduleCounts,
-) {
-    let a = &p.loaded.arranged;
-    let s = &p.solved.solution;
-    let start = plan.schedule.start_us;
-    let mut rows_per_batch = 0;
-    let mut batch = RatedBatch::default();
-    let mut schedule = HostSchedule::default();
-    for &h in hosts {
-        p.schedule.host(h, &mut schedule, counts);
-        if batch.is_unallocated() {
-            // a fresh batch (none yet, or the last one sent): it will hold about as many rows as
-            // the last one
-            batch = RatedBatch::with_capacity(
-                dest,
-                crawler,
-                BATCH_TEXT_BYTES + BATCH_TEXT_SLACK,
-                rows_per_batch + rows_per_batch / 8,
-            );
-        }
-        batch.start_host(a.host_ids[h], a.host_name(h), s.hosts[h].capped);
-        for (k, i) in a.pages.host_pages(h).enumerate() {
-            let rate = s.rates[i];
-            if rate > 0.0 {
-                let importance = a
-                    .input_importance
-                    .get(i)
-                    .copied()
-                    .unwrap_or(a.pages.importance()[i]);
-                let row = RatedRow {
-                    importance,
-                    change_rate: a.pages.change_rate()[i],
-                    complete_obs: a.pages.complete_obs()[i],
-                    crawl_rate: rate,
-                    interval_s: schedule.interval_s[k],
-                    last_fetch_us: p.known.last_us(i),
-                    next_fetch_us: crate::time::add_seconds_us(start, schedule.next_s[k]),
-                };
-                batch.push(a.url(h, i), row);
-            }
-        }
-        if batch.text_bytes() >= BATCH_TEXT_BYTES {
-            rows_per_batch = batch.len();
-            channels.rated.send(std::mem::take(&mut batch));
-        }
-    }
-    if !batch.is_empty() {
-        channels.rated.send(batch);
-    }
 }
 
 /// Sends the visited hosts `hosts` of a crawler to its writer `dest`.

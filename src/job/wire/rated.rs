@@ -37,12 +37,20 @@ pub struct RatedBatch {
     pub interval_s: Vec<f64>,
     pub last_fetch_us: Vec<i64>,
     pub next_fetch_us: Vec<i64>,
-    /// The runs of rows of one host, in the sender's canonical order (a host's rows are
-    /// contiguous and never split across batches).
+    /// The runs of rows of one host, in the sender's canonical order (a host larger than a
+    /// batch is sent in several runs, each saying the page it starts at).
     pub runs: Vec<HostRun>,
     /// Host names of the runs, back to back.
     #[serde(with = "serde_bytes")]
     pub host_text: Vec<u8>,
+}
+
+/// A row's place in a partition's canonical order: its host's identity, then the index of its page
+/// among the host's pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Place {
+    pub host: u128,
+    pub page: u32,
 }
 
 /// The numbers of one solved row.
@@ -68,6 +76,18 @@ pub struct HostRun {
     pub capped: bool,
     /// First row of the run; it ends where the next run starts (or at the batch's end).
     pub first: u32,
+    /// Index of the run's first page among its host's pages (orders a host's runs).
+    pub first_page: u32,
+}
+
+impl HostRun {
+    /// Where the run's rows go in their partition's canonical order.
+    pub fn place(&self) -> Place {
+        Place {
+            host: self.id,
+            page: self.first_page,
+        }
+    }
 }
 
 impl RatedBatch {
@@ -108,14 +128,15 @@ impl RatedBatch {
         self.rest_end.is_empty()
     }
 
-    /// Starts the run of a host's rows.
-    pub fn start_host(&mut self, id: u128, name: &str, capped: bool) {
+    /// Starts a run of a host's rows, from its page `first_page` on.
+    pub fn start_host(&mut self, id: u128, name: &str, capped: bool, first_page: u32) {
         self.host_text.extend_from_slice(name.as_bytes());
         self.runs.push(HostRun {
             id,
             name_end: self.host_text.len() as u32,
             capped,
             first: self.len() as u32,
+            first_page,
         });
     }
 
@@ -193,10 +214,10 @@ mod tests {
             last_fetch_us: i64::MIN,
             next_fetch_us: 0,
         };
-        b.start_host(5, "a.example", false);
+        b.start_host(5, "a.example", false, 0);
         b.push(Url::new(Form::Https, b"a.example", b"/1"), row(1.0, 2.0));
         b.push(Url::new(Form::Http, b"a.example", b"/22"), row(2.0, 0.25));
-        b.start_host(3, "b.example", true);
+        b.start_host(3, "b.example", true, 0);
         b.push(Url::whole(b"urn:b.example"), row(3.0, 0.5));
         assert_eq!(b.len(), 3);
         assert_eq!(b.run_rows(0), 0..2);
