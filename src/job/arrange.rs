@@ -271,7 +271,9 @@ fn arrange_in_parts(
 }
 
 /// The rows of `batches` in 2^`bits` parts by the top `bits` bits of their host's identity, each
-/// batch freed once split (so the rows are held about once).
+/// batch freed once split and its pages given back as the parts grow (so the rows are held about
+/// once: kept by the allocator, the freed batches held 0.8 GiB beside the parts at the peak of a
+/// 100M-URL run).
 fn split_by_host(batches: Vec<RowBatch>, bits: u32) -> Vec<Vec<RowBatch>> {
     let parts_n = 1 << bits;
     let mut parts: Vec<Vec<RowBatch>> = (0..parts_n).map(|_| Vec::new()).collect();
@@ -280,6 +282,7 @@ fn split_by_host(batches: Vec<RowBatch>, bits: u32) -> Vec<Vec<RowBatch>> {
     // the batch does
     let mut epoch = vec![0u32; parts_n];
     let mut entries: Vec<Entry> = Vec::new();
+    let mut freed = 0;
     for batch in batches {
         // each of the batch's hosts hashed once: its part, and a hash for the part's host cache
         entries.clear();
@@ -313,6 +316,12 @@ fn split_by_host(batches: Vec<RowBatch>, bits: u32) -> Vec<Vec<RowBatch>> {
                 parts[p].push(std::mem::replace(part, next).sealed());
                 epoch[p] += 1;
             }
+        }
+        freed += batch.room_bytes();
+        drop(batch);
+        if freed >= heap::GIVE_BACK_EVERY_BYTES {
+            heap::give_back_freed();
+            freed = 0;
         }
     }
     for (p, part) in filling.into_iter().enumerate() {

@@ -10,6 +10,14 @@
 //! the night is, so the trim stays. A fixed mmap threshold (every large
 //! buffer its own mapping) avoids the holes too, but faulted in every buffer afresh: 30-40% slower.
 
+/// Bytes a pass that frees buffers as it goes frees between two calls of [`give_back_freed`].
+pub const GIVE_BACK_EVERY_BYTES: usize = 256 << 20;
+
+/// Bytes of `v`'s room on the heap, used or not.
+pub fn room_bytes<T>(v: &Vec<T>) -> usize {
+    v.capacity() * std::mem::size_of::<T>()
+}
+
 /// Returns the heap's free pages to the system (glibc; elsewhere, nothing to do).
 pub fn give_back_freed() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]

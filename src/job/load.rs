@@ -83,9 +83,6 @@ impl LoadChannels {
     }
 }
 
-/// Bytes of received claims copied between two returns of their freed pages to the system.
-const GIVE_BACK_EVERY_BYTES: usize = 256 << 20;
-
 /// Claims gathered before they are sent (about 1.5 MB).
 const CLAIMS_PER_BATCH: usize = 1 << 16;
 
@@ -239,7 +236,7 @@ pub fn load(
     for batch in judged {
         claims.extend_from_slice(&batch.claims);
         copied += std::mem::size_of_val(batch.claims.as_slice());
-        if copied >= GIVE_BACK_EVERY_BYTES {
+        if copied >= heap::GIVE_BACK_EVERY_BYTES {
             drop(batch);
             heap::give_back_freed();
             copied = 0;

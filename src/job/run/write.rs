@@ -28,6 +28,7 @@ use crate::io::{publish, schema};
 use crate::job::arrange::Arranged;
 use crate::job::channel::Reducer;
 use crate::job::fail_point::fail_point;
+use crate::job::heap;
 use crate::job::load::Loaded;
 use crate::job::prefetch::prefetch_at;
 use crate::job::progress::Progress;
@@ -189,8 +190,18 @@ fn write_crawlers(
             let (to_writer, slices_in) = std::sync::mpsc::sync_channel::<Vec<RatedBatch>>(1);
             let writer = rates.map(|mut r| {
                 scope.spawn(move || {
+                    let mut freed = 0;
                     for slice in slices_in {
                         r.append(&slice)?;
+                        // the slices were allocated on the sending workers' threads, whose
+                        // allocator kept them once freed here: the write phase grew by 0.9 GiB at
+                        // 100M URLs
+                        freed += slice.iter().map(RatedBatch::room_bytes).sum::<usize>();
+                        drop(slice);
+                        if freed >= heap::GIVE_BACK_EVERY_BYTES {
+                            heap::give_back_freed();
+                            freed = 0;
+                        }
                     }
                     r.finish()
                 })

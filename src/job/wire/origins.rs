@@ -26,6 +26,12 @@ pub struct Origins {
 }
 
 impl Origins {
+    /// Bytes held on the heap (room used or not).
+    pub fn room_bytes(&self) -> usize {
+        use crate::job::heap::room_bytes;
+        room_bytes(&self.steps) + room_bytes(&self.marks) + room_bytes(&self.jumps)
+    }
+
     /// Room for `rows` rows.
     pub fn with_capacity(rows: usize) -> Self {
         Origins {

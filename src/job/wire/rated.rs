@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::job::heap::room_bytes;
 use crate::job::url_text::{Form, Url};
 
 /// A batch of solved rows bound for one crawler's writer.
@@ -190,6 +191,22 @@ impl RatedBatch {
         };
         let rest = &self.rest_text[start..self.rest_end[i] as usize];
         Url::new(Form::from_bits(self.form[i]), self.run_host(k), rest)
+    }
+
+    /// Bytes the batch holds on the heap (its buffers' room, used or not).
+    pub fn room_bytes(&self) -> usize {
+        room_bytes(&self.rest_text)
+            + room_bytes(&self.rest_end)
+            + room_bytes(&self.form)
+            + room_bytes(&self.importance)
+            + room_bytes(&self.change_rate)
+            + room_bytes(&self.complete_obs)
+            + room_bytes(&self.crawl_rate)
+            + room_bytes(&self.interval_s)
+            + room_bytes(&self.last_fetch_us)
+            + room_bytes(&self.next_fetch_us)
+            + room_bytes(&self.runs)
+            + room_bytes(&self.host_text)
     }
 
     /// Bytes of URL text held (to cut batches at a bounded size).

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::claims;
 use super::origins::Origins;
 use crate::io::pages::{Origin, PageRow};
+use crate::job::heap::room_bytes;
 use crate::job::url_text::{Form, Url};
 
 /// A batch of input page rows bound for the worker of their hosts.
@@ -237,6 +238,23 @@ impl RowBatch {
     /// Bytes of text held (to cut batches at a bounded size).
     pub fn text_bytes(&self) -> usize {
         self.host_text.len() + self.rest_text.len()
+    }
+
+    /// Bytes the batch holds on the heap (its buffers' room, used or not).
+    pub fn room_bytes(&self) -> usize {
+        room_bytes(&self.host_text)
+            + room_bytes(&self.host_end)
+            + room_bytes(&self.rest_text)
+            + room_bytes(&self.rest_end)
+            + room_bytes(&self.host)
+            + room_bytes(&self.form)
+            + room_bytes(&self.importance)
+            + room_bytes(&self.change_rate)
+            + room_bytes(&self.complete_obs)
+            + room_bytes(&self.min_interval_s)
+            + room_bytes(&self.max_interval_s)
+            + self.origin.room_bytes()
+            + room_bytes(&self.seen)
     }
 
     /// Bytes of the rows' URL rests.
