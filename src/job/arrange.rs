@@ -61,6 +61,32 @@ impl Arranged {
         prefetch_at(self.host_text.as_ptr().wrapping_add(start));
     }
 
+    /// Asks the CPU to fetch host `h`'s bounds, identity, key and the bounds of its name: the
+    /// first of two steps ahead of a pass over some of the hosts in canonical order (a crawler's,
+    /// a tenth of a worker's: otherwise each host is a miss in every per-host array).
+    #[inline]
+    pub fn prefetch_host_bounds(&self, h: usize) {
+        prefetch_at(self.pages.offsets().as_ptr().wrapping_add(h));
+        prefetch_at(self.host_ids.as_ptr().wrapping_add(h));
+        prefetch_at(self.host_keys.as_ptr().wrapping_add(h));
+        self.prefetch_host_end(h);
+    }
+
+    /// The second step: host `h`'s name, and its first page's numbers, rest bounds and entry in
+    /// each of `page_columns` (reads the bounds fetched by the first).
+    #[inline]
+    pub fn prefetch_host_first_page(&self, h: usize, page_columns: &[&[f64]]) {
+        self.prefetch_host_name(h);
+        let first = self.pages.offsets()[h];
+        for column in page_columns {
+            prefetch_at(column.as_ptr().wrapping_add(first));
+        }
+        prefetch_at(self.pages.importance().as_ptr().wrapping_add(first));
+        prefetch_at(self.pages.change_rate().as_ptr().wrapping_add(first));
+        prefetch_at(self.pages.complete_obs().as_ptr().wrapping_add(first));
+        self.rests.prefetch_end(first);
+    }
+
     /// URL of page `i`, of host `h`.
     #[inline]
     pub fn url(&self, h: usize, i: usize) -> Url<'_> {

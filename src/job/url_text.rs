@@ -204,6 +204,12 @@ impl Rests {
         (form, &self.text[start as usize..(end & END_MASK) as usize])
     }
 
+    /// Asks the CPU to fetch the bounds of rest `i` (a hint, for passes that jump between pages).
+    #[inline]
+    pub fn prefetch_end(&self, i: usize) {
+        crate::job::prefetch::prefetch_at(self.end.as_ptr().wrapping_add(i.saturating_sub(1)));
+    }
+
     /// Bytes held.
     pub fn bytes(&self) -> usize {
         self.text.capacity() + self.end.capacity() * std::mem::size_of::<u64>()

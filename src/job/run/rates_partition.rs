@@ -79,13 +79,13 @@ impl Slices {
 
     /// The pages of `hosts` (sorted by their identity in `ids`; host `h` has `pages(h)` pages) in
     /// slice `s`: each host with some there, and the indices of its pages there.
-    pub fn pages<'h>(
-        &'h self,
+    pub fn pages<'h, F: Fn(usize) -> usize>(
+        &self,
         s: u32,
         hosts: &'h [usize],
         ids: &'h [u128],
-        pages: impl Fn(usize) -> usize + 'h,
-    ) -> impl Iterator<Item = (usize, Range<u32>)> + 'h {
+        pages: F,
+    ) -> SlicePages<'h, F> {
         let start = self.starts[s as usize];
         let next = self.starts.get(s as usize + 1).copied();
         let first = hosts.partition_point(|&h| ids[h] < start.host);
@@ -98,15 +98,52 @@ impl Slices {
                 } < next
             }),
         };
-        hosts[first..end.max(first)].iter().map(move |&h| {
-            let n = pages(h) as u32;
-            let to = match next {
-                Some(next) if next.host == ids[h] => next.page.min(n),
-                _ => n,
-            };
-            let from = if start.host == ids[h] { start.page } else { 0 };
-            (h, from.min(to)..to)
-        })
+        SlicePages {
+            hosts: &hosts[first..end.max(first)],
+            at: 0,
+            start,
+            next,
+            ids,
+            pages,
+        }
+    }
+}
+
+/// The pages of some hosts in a slice ([`Slices::pages`]), host by host.
+pub struct SlicePages<'h, F> {
+    hosts: &'h [usize],
+    /// The next host's place in `hosts`.
+    at: usize,
+    start: Place,
+    next: Option<Place>,
+    ids: &'h [u128],
+    pages: F,
+}
+
+impl<F> SlicePages<'_, F> {
+    /// The host `d` hosts after the one the iterator last gave (to fetch ahead what it needs).
+    pub fn ahead(&self, d: usize) -> Option<usize> {
+        self.hosts.get((self.at + d).checked_sub(1)?).copied()
+    }
+}
+
+impl<F: Fn(usize) -> usize> Iterator for SlicePages<'_, F> {
+    type Item = (usize, Range<u32>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let h = *self.hosts.get(self.at)?;
+        self.at += 1;
+        let (id, n) = (self.ids[h], (self.pages)(h) as u32);
+        let to = match self.next {
+            Some(next) if next.host == id => next.page.min(n),
+            _ => n,
+        };
+        let from = if self.start.host == id {
+            self.start.page
+        } else {
+            0
+        };
+        Some((h, from.min(to)..to))
     }
 }
 

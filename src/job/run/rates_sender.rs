@@ -1,14 +1,17 @@
 //! A crawler's rated rows on their way to its writer, slice by slice: each page scheduled as it is
 //! sent, in batches of bounded URL text that may cut a host anywhere.
 
-use std::ops::Range;
-
+use super::rates_partition::SlicePages;
 use super::schedule::HostSchedule;
 use super::Phases;
 use crate::job::channel::Shuffle;
+use crate::job::prefetch::prefetch_at;
 use crate::job::wire::rated::{RatedBatch, RatedRow};
 use crate::job::wire::{BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
 use crate::report::run::ScheduleCounts;
+
+/// Hosts ahead the sender fetches what a host needs, at each of two steps.
+const PREFETCH_HOSTS: usize = 8;
 
 /// What a crawler's sender keeps from one slice to the next: the schedule of the host it sent
 /// last (a host larger than a slice is scheduled once and sent in several), and the rows of its
@@ -43,13 +46,20 @@ impl RatesSender {
         channel: &mut Shuffle<RatedBatch>,
         p: &Phases,
         start_us: i64,
-        pages: impl Iterator<Item = (usize, Range<u32>)>,
+        mut pages: SlicePages<'_, impl Fn(usize) -> usize>,
         counts: &mut ScheduleCounts,
     ) {
         let a = &p.loaded.arranged;
         let s = &p.solved.solution;
         let mut batch = RatedBatch::default();
-        for (h, range) in pages {
+        while let Some((h, range)) = pages.next() {
+            if let Some(ahead) = pages.ahead(2 * PREFETCH_HOSTS) {
+                a.prefetch_host_bounds(ahead);
+                prefetch_at(s.hosts.as_ptr().wrapping_add(ahead));
+            }
+            if let Some(ahead) = pages.ahead(PREFETCH_HOSTS) {
+                a.prefetch_host_first_page(ahead, &[&s.rates]);
+            }
             if self.scheduled != Some(h) {
                 p.schedule.host(h, &mut self.schedule, counts);
                 self.scheduled = Some(h);

@@ -196,6 +196,13 @@ impl Pages {
         self.offsets[h]..self.offsets[h + 1]
     }
 
+    /// Where each host's pages start, and the page count last (`host_pages(h)` is
+    /// `offsets[h]..offsets[h + 1]`).
+    #[inline]
+    pub fn offsets(&self) -> &[usize] {
+        &self.offsets
+    }
+
     /// Importance mu > 0 of every page.
     #[inline]
     pub fn importance(&self) -> &[f64] {
