@@ -118,6 +118,48 @@ fn identical_bytes_across_workers_and_processes() {
 }
 
 #[test]
+fn identical_bytes_when_arranged_in_parts() {
+    // 30K rows arranged with 80 KB of sort keys and places at once (36 bytes a row): on 2 workers
+    // the senders cut their batches into 8 parts (15K rows a worker), and the worker holding the
+    // large host, which receives 19K rows, splits each in 2; on 1 worker, 16 parts sent.
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    gen(
+        &data,
+        30_000,
+        150,
+        &["--shards", "3", "--big-host-delay-s", "120"],
+    );
+    let reference_out = tmp.path().join("whole");
+    run_into(&data, &reference_out, "harmonic", "2");
+    let reference = table_contents(&reference_out);
+    let parts = [("REVISIT_ARRANGE_PART_BYTES", "80000")];
+    for workers in ["1", "2"] {
+        let out = tmp.path().join(format!("parts-w{workers}"));
+        let args = run_args(&data, &out, "harmonic", workers);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut c = command(&args);
+        c.envs(parts);
+        let o = wait(c.spawn().unwrap(), TIMEOUT);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            table_contents(&out) == reference,
+            "-w {workers} in parts differs from the whole"
+        );
+    }
+    let out = tmp.path().join("parts-n2");
+    let args = run_args(&data, &out, "harmonic", "1");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    for o in run_cluster(2, tmp.path(), &args, &parts) {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    assert!(
+        table_contents(&out) == reference,
+        "2 processes in parts differ from the whole"
+    );
+}
+
+#[test]
 fn the_job_equals_the_solver_core_and_is_polite() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");

@@ -10,7 +10,7 @@ use super::heading;
 use crate::io::pages::Defaults;
 use crate::plan::cluster::Timeouts;
 use crate::plan::pages::{
-    resolve_defaults, PolitenessKey, DEFAULT_HORIZON, DEFAULT_MAX_REJECT_SHARE,
+    arrange_part_bytes, resolve_defaults, PolitenessKey, DEFAULT_HORIZON, DEFAULT_MAX_REJECT_SHARE,
     DEFAULT_MIN_DELAY_S, SAMPLE_HOSTS, SAMPLE_PAGES,
 };
 use crate::plan::{Cluster, PagesPlan};
@@ -170,6 +170,7 @@ impl PageArgs {
             politeness: self.politeness_key,
             defaults: self.defaults()?,
             max_reject_share: self.max_reject_share,
+            arrange_part_bytes: arrange_part_bytes()?,
         })
     }
 

@@ -236,6 +236,22 @@ fn open(path: &Path, key: PolitenessKey) -> Result<PageFile> {
     })
 }
 
+/// Bytes a row of a text page set is taken to hold when its rows are estimated (a URL, a host and
+/// two numbers; fewer bytes than most rows take, so the estimate errs high).
+const TEXT_BYTES_PER_ROW: u64 = 64;
+
+/// The rows `files` hold: Parquet's counts, and for a text file its size over
+/// [`TEXT_BYTES_PER_ROW`]. An estimate to plan work by, never a count.
+pub fn rows_estimate(files: &[PageFile]) -> u64 {
+    files
+        .iter()
+        .map(|f| match f.text {
+            Some(_) => f.bytes.div_ceil(TEXT_BYTES_PER_ROW),
+            None => f.row_groups.iter().sum(),
+        })
+        .sum()
+}
+
 /// All row groups of all files (and every text file whole), in file order.
 pub fn units(files: &[PageFile]) -> Vec<Unit> {
     let mut out = Vec::new();

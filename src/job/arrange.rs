@@ -7,7 +7,7 @@ use super::keys::host_id;
 use super::prefetch::prefetch_at;
 use super::url_text::{Form, Rests, Url};
 use super::wire::rows::RowBatch;
-use super::wire::{BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
+use super::wire::BATCH_TEXT_BYTES;
 use crate::io::hosts::HostDelays;
 use crate::io::pages::{Reason, Rejected};
 use crate::plan::PagesPlan;
@@ -184,7 +184,10 @@ fn locate(starts: &[u32], row: u32) -> (usize, usize) {
 /// Hosts and URLs are identified by their 128-bit xxh3 hashes: comparing bytes instead cost 13% of
 /// a run in cache misses (sorted rows are scattered over the batches), and a collision among 10^9
 /// distinct values has probability below 10^-20.
-pub fn canonical_order(batches: &[RowBatch], starts: &[u32]) -> Vec<RowKey> {
+///
+/// Every row's host must belong to `part`: a row in another part would be arranged out of the
+/// canonical order, and could miss its delay in the hosts table (panics, naming the host).
+pub fn canonical_order(batches: &[RowBatch], starts: &[u32], part: Part) -> Vec<RowKey> {
     let mut keys: Vec<RowKey> = Vec::with_capacity(batches.iter().map(RowBatch::len).sum());
     // sorted, then scattered into at random (as the records that take over this buffer)
     heap::huge_pages(&keys);
@@ -192,7 +195,16 @@ pub fn canonical_order(batches: &[RowBatch], starts: &[u32]) -> Vec<RowKey> {
     for (b, batch) in batches.iter().enumerate() {
         // each of the batch's hosts hashed once
         hosts.clear();
-        hosts.extend((0..batch.hosts()).map(|e| split(host_id(batch.entry_bytes(e)))));
+        hosts.extend((0..batch.hosts()).map(|e| {
+            let id = host_id(batch.entry_bytes(e));
+            assert!(
+                part.holds(id),
+                "host {:?} reached arranging part {part:?}, not its own: the workers disagree on \
+                 the parts",
+                String::from_utf8_lossy(batch.entry_bytes(e))
+            );
+            split(id)
+        }));
         for r in 0..batch.len() {
             let url_key = batch.url(r).id();
             keys.push(RowKey {
@@ -246,54 +258,109 @@ const _: () = assert!(
 /// the table does not list), without the rows in `lost` (packed origins: their URL came earlier
 /// under another host: they are rejected as duplicates).
 ///
-/// More rows than [`PART_KEY_BYTES`] of sort keys and places (36 bytes a row) are split into parts
-/// by the top bits of their host's identity, which follow one another in canonical order, and
-/// arranged part after part: a part's keys and places live only while it is arranged. Held for
-/// every row at once beside every row in transit, they were the peak of a 100M-URL run (94 bytes
-/// a URL; 77 in parts). The split copies every row once more, so fewer rows are not split.
+/// More rows than the plan's `arrange_part_bytes` of sort keys and places (36 bytes a row) are
+/// arranged in parts by the top bits of their host's identity, which follow one another in
+/// canonical order: a part's keys and places live only while it is arranged. Held for every row at
+/// once beside every row in transit, they were the peak of a 100M-URL run (94 bytes a URL; 77 in
+/// parts). The senders cut their batches by part at `sent_bits` ([`RowBatch::part`], from the
+/// input's row count, as [`part_bits`] gives for an even share); a worker that received more rows
+/// than that share splits each part further here, which copies its rows once more.
 pub fn arrange(
     batches: Vec<RowBatch>,
+    sent_bits: u32,
     delays: &HostDelays,
     plan: &PagesPlan,
     lost: &std::collections::HashSet<u64>,
 ) -> Result<Arranged, PagesError> {
-    let bits = part_bits(batches.iter().map(RowBatch::len).sum());
-    arrange_in_parts(batches, delays, plan, lost, bits)
+    let rows = batches.iter().map(RowBatch::len).sum();
+    let bits = part_bits(rows, plan.arrange_part_bytes).max(sent_bits);
+    arrange_in_parts(batches, sent_bits, bits, delays, plan, lost)
 }
 
-/// Bytes of sort keys and places [`arrange`] holds at once, at most (a worker's rows past it are
-/// arranged in parts).
-const PART_KEY_BYTES: usize = 256 << 20;
 /// At most 2^this many parts.
 const MAX_PART_BITS: u32 = 8;
 
-/// log2 of the parts `rows` rows are arranged in.
-fn part_bits(rows: usize) -> u32 {
+/// log2 of the parts `rows` rows are arranged in, with at most `part_bytes` of sort keys and
+/// places (36 bytes a row) held at once.
+pub fn part_bits(rows: usize, part_bytes: usize) -> u32 {
     let per_row = std::mem::size_of::<RowKey>() + std::mem::size_of::<u32>();
-    let parts = (rows * per_row).div_ceil(PART_KEY_BYTES).max(1);
+    let parts = (rows * per_row).div_ceil(part_bytes.max(1)).max(1);
     parts
         .next_power_of_two()
         .trailing_zeros()
         .min(MAX_PART_BITS)
 }
 
-/// [`arrange`] in 2^`bits` parts.
+/// The hosts arranged together: those whose identity's top `bits` bits are `index`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Part {
+    pub bits: u32,
+    pub index: u32,
+}
+
+impl Part {
+    /// The part of the host of identity `host`, of 2^`bits` parts.
+    #[inline]
+    pub fn of(host: u128, bits: u32) -> Part {
+        let index = host.checked_shr(u128::BITS - bits).unwrap_or(0) as u32;
+        Part { bits, index }
+    }
+
+    /// Whether the host of identity `host` belongs to this part.
+    #[inline]
+    fn holds(&self, host: u128) -> bool {
+        Part::of(host, self.bits) == *self
+    }
+}
+
+/// [`arrange`] of batches cut into 2^`sent_bits` parts by their senders, in 2^`bits` parts
+/// (`bits` >= `sent_bits`).
 fn arrange_in_parts(
     batches: Vec<RowBatch>,
+    sent_bits: u32,
+    bits: u32,
     delays: &HostDelays,
     plan: &PagesPlan,
     lost: &std::collections::HashSet<u64>,
-    bits: u32,
 ) -> Result<Arranged, PagesError> {
+    debug_assert!(bits >= sent_bits);
     let mut out = Columns::for_rows(&batches, plan.value_per_change);
-    if bits == 0 {
-        arrange_part(batches, delays, plan, lost, &mut out);
-    } else {
-        for part in split_by_host(batches, bits) {
-            arrange_part(part, delays, plan, lost, &mut out);
+    for (index, sent) in by_part(batches, sent_bits).into_iter().enumerate() {
+        if bits == sent_bits {
+            let part = Part {
+                bits,
+                index: index as u32,
+            };
+            arrange_part(sent, part, delays, plan, lost, &mut out);
+            continue;
+        }
+        // the sent part's rows land in 2^(bits - sent_bits) consecutive parts of the finer cut
+        for (index, batches) in split_by_host(sent, bits).into_iter().enumerate() {
+            if !batches.is_empty() {
+                let part = Part {
+                    bits,
+                    index: index as u32,
+                };
+                arrange_part(batches, part, delays, plan, lost, &mut out);
+            }
         }
     }
     out.arranged()
+}
+
+/// `batches` grouped by the part their senders cut them for ([`RowBatch::part`], of 2^`bits`).
+fn by_part(batches: Vec<RowBatch>, bits: u32) -> Vec<Vec<RowBatch>> {
+    let mut parts: Vec<Vec<RowBatch>> = (0..1usize << bits).map(|_| Vec::new()).collect();
+    for batch in batches {
+        let p = batch.part as usize;
+        assert!(
+            p < parts.len(),
+            "a batch for part {p} of {} reached arranging: the workers disagree on the parts",
+            parts.len()
+        );
+        parts[p].push(batch);
+    }
+    parts
 }
 
 /// The rows of `batches` in 2^`bits` parts by the top `bits` bits of their host's identity, each
@@ -303,7 +370,9 @@ fn arrange_in_parts(
 fn split_by_host(batches: Vec<RowBatch>, bits: u32) -> Vec<Vec<RowBatch>> {
     let parts_n = 1 << bits;
     let mut parts: Vec<Vec<RowBatch>> = (0..parts_n).map(|_| Vec::new()).collect();
-    let mut filling: Vec<RowBatch> = (0..parts_n).map(|_| RowBatch::new(0)).collect();
+    let mut filling: Vec<RowBatch> = (0..parts_n as u32)
+        .map(|p| RowBatch::new(0).in_part(p))
+        .collect();
     // how many times each part's filling batch was sent on: an entry's place in it holds while
     // the batch does
     let mut epoch = vec![0u32; parts_n];
@@ -315,7 +384,7 @@ fn split_by_host(batches: Vec<RowBatch>, bits: u32) -> Vec<Vec<RowBatch>> {
         entries.extend((0..batch.hosts()).map(|e| {
             let id = host_id(batch.entry_bytes(e));
             Entry {
-                part: (id >> (u128::BITS - bits)) as usize,
+                part: Part::of(id, bits).index as usize,
                 hash: id as u64,
                 epoch: u32::MAX,
                 there: 0,
@@ -332,13 +401,7 @@ fn split_by_host(batches: Vec<RowBatch>, bits: u32) -> Vec<Vec<RowBatch>> {
             }
             part.push_from(&batch, r, entries[e].there);
             if part.text_bytes() >= BATCH_TEXT_BYTES {
-                // the next batch will hold about as many rows as this one
-                let rows = part.len();
-                let next = RowBatch::with_capacity(
-                    0,
-                    BATCH_TEXT_BYTES + BATCH_TEXT_SLACK,
-                    rows + rows / 8,
-                );
+                let next = part.successor();
                 parts[p].push(std::mem::replace(part, next).sealed());
                 epoch[p] += 1;
             }
@@ -452,13 +515,14 @@ impl Columns {
 /// all over the received batches. The part's columns are appended to `out`.
 fn arrange_part(
     mut batches: Vec<RowBatch>,
+    part: Part,
     delays: &HostDelays,
     plan: &PagesPlan,
     lost: &std::collections::HashSet<u64>,
     out: &mut Columns,
 ) {
     let starts = row_starts(&batches);
-    let keys = canonical_order(&batches, &starts);
+    let keys = canonical_order(&batches, &starts, part);
     // by row number: whether the row lost its URL to another host's row (usually none)
     let lost_rows: Vec<bool> = if lost.is_empty() {
         Vec::new()
@@ -665,42 +729,51 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     /// Batches of random rows on a few hosts, URLs repeating within and across hosts, some rows
-    /// with refetch bounds.
-    fn random_batches(seed: u64) -> Vec<RowBatch> {
+    /// with refetch bounds; cut as a sender cuts them for 2^`sent_bits` parts (the same rows in
+    /// the same order for any `sent_bits`).
+    fn random_batches(seed: u64, sent_bits: u32) -> Vec<RowBatch> {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         let mut row = 0;
-        (0..6)
-            .map(|_| {
-                let mut batch = RowBatch::new(0);
-                for _ in 0..rng.random_range(1..400) {
-                    let h = rng.random_range(0..40);
-                    let host = format!("h{h}.example");
-                    let url = if rng.random_bool(0.1) {
-                        format!("HTTPS://H{h}.example/{}", rng.random_range(0..30))
-                    } else {
-                        format!("https://{host}/{}", rng.random_range(0..30))
-                    };
-                    let page = PageRow {
-                        url: &url,
-                        host: &host,
-                        key_is_urls_own: true,
-                        importance: rng.random_range(0.5..2.0),
-                        change_rate: rng.random_range(0.0..3.0),
-                        complete_obs: rng.random_bool(0.3),
-                        min_interval_s: f64::NAN,
-                        max_interval_s: f64::NAN,
-                        origin: Origin {
-                            file: rng.random_range(0..3),
-                            row,
-                        },
-                    };
-                    row += 1;
-                    batch.push(&page, route_hash(host.as_bytes()));
-                    batch.push_intervals(60.0, rng.random_range(60.0..1e6));
-                }
-                batch.sealed()
-            })
-            .collect()
+        let mut sent = Vec::new();
+        for _ in 0..6 {
+            let mut batches: Vec<RowBatch> = (0..1u32 << sent_bits)
+                .map(|p| RowBatch::new(0).in_part(p))
+                .collect();
+            for _ in 0..rng.random_range(1..400) {
+                let h = rng.random_range(0..40);
+                let host = format!("h{h}.example");
+                let url = if rng.random_bool(0.1) {
+                    format!("HTTPS://H{h}.example/{}", rng.random_range(0..30))
+                } else {
+                    format!("https://{host}/{}", rng.random_range(0..30))
+                };
+                let page = PageRow {
+                    url: &url,
+                    host: &host,
+                    key_is_urls_own: true,
+                    importance: rng.random_range(0.5..2.0),
+                    change_rate: rng.random_range(0.0..3.0),
+                    complete_obs: rng.random_bool(0.3),
+                    min_interval_s: f64::NAN,
+                    max_interval_s: f64::NAN,
+                    origin: Origin {
+                        file: rng.random_range(0..3),
+                        row,
+                    },
+                };
+                row += 1;
+                let part = Part::of(host_id(host.as_bytes()), sent_bits).index as usize;
+                batches[part].push(&page, route_hash(host.as_bytes()));
+                batches[part].push_intervals(60.0, rng.random_range(60.0..1e6));
+            }
+            sent.extend(
+                batches
+                    .into_iter()
+                    .filter(|b| !b.is_empty())
+                    .map(RowBatch::sealed),
+            );
+        }
+        sent
     }
 
     /// What an arrangement shows its readers, page by page and host by host.
@@ -740,9 +813,9 @@ mod tests {
         (pages, hosts, urls, duplicates)
     }
 
-    #[test]
-    fn arranged_in_parts_as_in_one() {
-        let plan = PagesPlan {
+    /// The plan of the arranging tests.
+    fn plan() -> PagesPlan {
+        PagesPlan {
             inputs: Vec::new(),
             hosts: None,
             default_delay: Seconds(1.0),
@@ -751,42 +824,57 @@ mod tests {
             politeness: PolitenessKey::Host,
             defaults: crate::plan::pages::resolve_defaults(None, None).unwrap(),
             max_reject_share: 0.0,
-        };
+            arrange_part_bytes: crate::plan::pages::DEFAULT_ARRANGE_PART_BYTES,
+        }
+    }
+
+    #[test]
+    fn arranged_in_parts_as_in_one() {
+        let plan = plan();
         for seed in 0..4 {
             // a few rows lose their URL to another host's row
-            let lost: std::collections::HashSet<u64> = random_batches(seed)
+            let lost: std::collections::HashSet<u64> = random_batches(seed, 0)
                 .iter()
                 .flat_map(|b| b.packed_origins().step_by(17).collect::<Vec<_>>())
                 .collect();
-            let whole = arrange_in_parts(
-                random_batches(seed),
-                &HostDelays::default(),
-                &plan,
-                &lost,
-                0,
-            )
-            .unwrap();
+            let arranged = |sent_bits, bits| {
+                let batches = random_batches(seed, sent_bits);
+                let delays = HostDelays::default();
+                arrange_in_parts(batches, sent_bits, bits, &delays, &plan, &lost).unwrap()
+            };
+            let whole = arranged(0, 0);
             assert!(!whole.duplicates.is_empty() && whole.pages.hosts() > 10);
-            for bits in [1, 3, 6] {
-                let parts = arrange_in_parts(
-                    random_batches(seed),
-                    &HostDelays::default(),
-                    &plan,
-                    &lost,
-                    bits,
-                )
-                .unwrap();
-                assert_eq!(shown(&parts), shown(&whole), "seed {seed}, {bits} bits");
+            // cut by the senders, split here, or both
+            for (sent_bits, bits) in [(0, 1), (0, 3), (0, 6), (1, 1), (3, 3), (1, 3), (2, 6)] {
+                assert_eq!(
+                    shown(&arranged(sent_bits, bits)),
+                    shown(&whole),
+                    "seed {seed}, sent in {sent_bits} bits, arranged in {bits}"
+                );
             }
         }
     }
 
     #[test]
+    #[should_panic(expected = "not its own")]
+    fn a_row_in_another_host_s_part_is_refused() {
+        let mut batches = random_batches(0, 1);
+        // the rows of the first part sent as the second part's
+        let first = batches.iter().position(|b| b.part == 0).unwrap();
+        batches[first].part = 1;
+        let delays = HostDelays::default();
+        let _ = arrange_in_parts(batches, 1, 1, &delays, &plan(), &Default::default());
+    }
+
+    #[test]
     fn few_rows_are_arranged_whole_and_many_in_parts_of_bounded_keys() {
-        assert_eq!(part_bits(0), 0);
-        assert_eq!(part_bits(5_000_000), 0);
+        let bytes = crate::plan::pages::DEFAULT_ARRANGE_PART_BYTES;
+        assert_eq!(part_bits(0, bytes), 0);
+        assert_eq!(part_bits(5_000_000, bytes), 0);
         // 50M rows: 1.8 GB of keys and places in 8 parts of at most 256 MiB
-        assert_eq!(part_bits(50_000_000), 3);
-        assert_eq!(part_bits(usize::MAX / 64), MAX_PART_BITS);
+        assert_eq!(part_bits(50_000_000, bytes), 3);
+        assert_eq!(part_bits(usize::MAX / 64, bytes), MAX_PART_BITS);
+        // 1000 rows with 10 KB at once: 36 KB in 4 parts
+        assert_eq!(part_bits(1000, 10_000), 2);
     }
 }

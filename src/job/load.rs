@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
-use super::arrange::{arrange, Arranged};
+use super::arrange::{self, arrange, Arranged, Part};
 use super::channel::{Reducer, Shuffle};
 use super::fail_point::fail_point;
 use super::heap;
@@ -18,7 +18,7 @@ use super::progress::Progress;
 use super::url_dedupe;
 use super::wire::claims::{self, Claim, ClaimBatch, LoserBatch};
 use super::wire::rows::RowBatch;
-use super::wire::{BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
+use super::wire::BATCH_TEXT_BYTES;
 use crate::io::pages::{self, Reason, Rejected};
 use crate::io::{hosts, inputs};
 use crate::plan::PagesPlan;
@@ -141,9 +141,15 @@ pub fn load(
         peers
     ));
 
-    // Read: my row groups, rows sent on to their host's worker as they are read.
+    // Read: my row groups, rows sent on to their host's worker as they are read, in batches by
+    // the part of the hosts that worker will arrange them in (so that it need not split them).
     fail_point("read", index);
-    let mut outgoing: Vec<RowBatch> = (0..peers as u32).map(RowBatch::new).collect();
+    let rows_each = (pages::rows_estimate(&page_files) as usize).div_ceil(peers);
+    let part_bits = arrange::part_bits(rows_each, plan.arrange_part_bytes);
+    let parts = 1usize << part_bits;
+    let mut outgoing: Vec<RowBatch> = (0..peers * parts)
+        .map(|k| RowBatch::new((k / parts) as u32).in_part((k % parts) as u32))
+        .collect();
     let mut claimed: Vec<ClaimBatch> = (0..peers as u32)
         .map(|dest| ClaimBatch {
             dest,
@@ -181,19 +187,18 @@ pub fn load(
                         ));
                     }
                 }
-                let batch = &mut outgoing[dest];
+                let part = if part_bits == 0 {
+                    0
+                } else {
+                    Part::of(host_id(row.host.as_bytes()), part_bits).index as usize
+                };
+                let batch = &mut outgoing[dest * parts + part];
                 batch.push(&row, host_hash);
                 if with_intervals {
                     batch.push_intervals(row.min_interval_s, row.max_interval_s);
                 }
                 if batch.text_bytes() >= BATCH_TEXT_BYTES {
-                    // the next batch will hold about as many rows as this one
-                    let rows = batch.len();
-                    let next = RowBatch::with_capacity(
-                        dest as u32,
-                        BATCH_TEXT_BYTES + BATCH_TEXT_SLACK,
-                        rows + rows / 8,
-                    );
+                    let next = batch.successor();
                     pages_channel.send(std::mem::replace(batch, next).sealed());
                 }
             },
@@ -272,7 +277,7 @@ pub fn load(
         "rows sent to their host's worker ({} of URL and host text on this one); arranging by host",
         bytes(received.iter().map(|b| b.text_bytes() as u64).sum())
     ));
-    let arranged = arrange(received, &delays, plan, &lost);
+    let arranged = arrange(received, part_bits, &delays, plan, &lost);
     // the received text and the sort keys are gone; only the arranged columns stay
     heap::give_back_freed();
     let counts = reducer.all_reduce(match &arranged {

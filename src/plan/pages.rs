@@ -24,6 +24,27 @@ pub const DEFAULT_CHANGE_DAYS: f64 = 30.0;
 /// more likely broken than dirty.
 pub const DEFAULT_MAX_REJECT_SHARE: f64 = 0.5;
 
+/// Bytes of sort keys and places a worker holds at once while it arranges its rows by host; more
+/// rows are arranged in parts.
+pub const DEFAULT_ARRANGE_PART_BYTES: usize = 256 << 20;
+/// The environment variable that sets [`PagesPlan::arrange_part_bytes`] for the tests (so that
+/// small inputs are arranged in parts as large ones are). Never set it in production.
+pub const ARRANGE_PART_BYTES_VAR: &str = "REVISIT_ARRANGE_PART_BYTES";
+
+/// [`PagesPlan::arrange_part_bytes`]: [`DEFAULT_ARRANGE_PART_BYTES`], or what
+/// [`ARRANGE_PART_BYTES_VAR`] says.
+pub fn arrange_part_bytes() -> anyhow::Result<usize> {
+    match std::env::var(ARRANGE_PART_BYTES_VAR) {
+        Err(_) => Ok(DEFAULT_ARRANGE_PART_BYTES),
+        Ok(v) => match v.parse::<usize>() {
+            Ok(bytes) if bytes > 0 => Ok(bytes),
+            _ => anyhow::bail!(
+                "{ARRANGE_PART_BYTES_VAR} must be a positive number of bytes, got {v:?}: unset it"
+            ),
+        },
+    }
+}
+
 /// Which pages, which politeness, over which horizon.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PagesPlan {
@@ -44,6 +65,8 @@ pub struct PagesPlan {
     pub defaults: Defaults,
     /// The largest share of rejected rows the job goes on with.
     pub max_reject_share: f64,
+    /// Bytes of sort keys and places a worker holds at once while arranging ([`arrange_part_bytes`]).
+    pub arrange_part_bytes: usize,
 }
 
 /// What rows without an importance or a change rate take, from `--default-importance` and

@@ -24,7 +24,8 @@ pub fn command(args: &[&str]) -> Command {
     c.args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .env_remove("REVISIT_FAIL_AT");
+        .env_remove("REVISIT_FAIL_AT")
+        .env_remove("REVISIT_ARRANGE_PART_BYTES");
     c
 }
 

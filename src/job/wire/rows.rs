@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::claims;
 use super::origins::Origins;
+use super::{BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
 use crate::io::pages::{Origin, PageRow};
 use crate::job::heap::room_bytes;
 use crate::job::url_text::{Form, Url};
@@ -15,6 +16,11 @@ use crate::job::url_text::{Form, Url};
 pub struct RowBatch {
     /// The worker these rows go to.
     pub dest: u32,
+    /// The part of its hosts that worker arranges them in (the index of a [`Part`] at the job's
+    /// part bits: every row's host belongs to it).
+    ///
+    /// [`Part`]: crate::job::arrange::Part
+    pub part: u32,
     /// The batch's hosts, each named once (most rows of a batch share their host with others:
     /// seven in ten on the Zipf bench), back to back.
     // one byte string between processes: bincode encodes a plain Vec<u8> byte by byte, which
@@ -74,6 +80,7 @@ impl RowBatch {
     pub fn with_capacity(dest: u32, text: usize, rows: usize) -> Self {
         RowBatch {
             dest,
+            part: 0,
             host_text: Vec::new(),
             host_end: Vec::new(),
             rest_text: Vec::with_capacity(text),
@@ -88,6 +95,24 @@ impl RowBatch {
             origin: Origins::with_capacity(rows),
             seen: Vec::new(),
         }
+    }
+
+    /// This batch, for rows of the hosts of part `part` (see [`RowBatch::part`]).
+    pub fn in_part(mut self, part: u32) -> Self {
+        self.part = part;
+        self
+    }
+
+    /// An empty batch for the same worker and part as this one, with room for its text and a few
+    /// more rows than it holds: the batch that takes over when this one is sent on full.
+    pub fn successor(&self) -> Self {
+        let rows = self.len();
+        RowBatch::with_capacity(
+            self.dest,
+            BATCH_TEXT_BYTES + BATCH_TEXT_SLACK,
+            rows + rows / 8,
+        )
+        .in_part(self.part)
     }
 
     /// Number of rows.
