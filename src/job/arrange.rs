@@ -725,7 +725,7 @@ mod tests {
     use super::*;
     use crate::io::pages::{Origin, PageRow};
     use crate::io::politeness_key::PolitenessKey;
-    use crate::job::keys::route_hash;
+    use crate::job::keys::host_key;
     use rand::{Rng, SeedableRng};
 
     /// Batches of random rows on a few hosts, URLs repeating within and across hosts, some rows
@@ -763,7 +763,7 @@ mod tests {
                 };
                 row += 1;
                 let part = Part::of(host_id(host.as_bytes()), sent_bits).index as usize;
-                batches[part].push(&page, route_hash(host.as_bytes()));
+                batches[part].push(&page, host_key(host.as_bytes()));
                 batches[part].push_intervals(60.0, rng.random_range(60.0..1e6));
             }
             sent.extend(

@@ -6,16 +6,12 @@
 //! cost 13% of a run in cache misses, and a collision among 10^9 distinct values has probability
 //! below 10^-20.
 
-use xxhash_rust::xxh3::{xxh3_128_with_seed, xxh3_64_with_seed};
+use xxhash_rust::xxh3::xxh3_128_with_seed;
 
 /// Seed of the host identity (crawler assignment, canonical order).
 const HOST_KEY_SEED: u64 = 0x686f_7374;
 /// Seed of the URL identity (canonical order inside a host, joins, tie-breaks).
 const URL_KEY_SEED: u64 = 0x0075_726c;
-/// Seed of the routing hash: independent of the host identity, so the worker a host lands on says
-/// nothing about its crawler (timely routes on the low bits of a hash, and so would the crawler
-/// assignment if it used the same one: each worker would only ever see some crawlers).
-const ROUTE_SEED: u64 = 0x0072_6f75_7465;
 
 /// The 128-bit identity of a host.
 #[inline]
@@ -44,17 +40,13 @@ pub fn url_key(url: &[u8]) -> u64 {
 /// The worker a host's pages go to.
 #[inline]
 pub fn route(host: &[u8], peers: usize) -> u32 {
-    route_of(route_hash(host), peers)
+    route_of(host_id(host), peers)
 }
 
-/// The hash [`route`] routes a host by.
+/// The worker of the host of identity `id`: from the high half of the identity, as the crawler
+/// assignment takes the low half ([`host_key`]), so that the worker a host lands on says nothing
+/// about its crawler (a worker that held the hosts of some crawlers only would write alone).
 #[inline]
-pub fn route_hash(host: &[u8]) -> u64 {
-    xxh3_64_with_seed(host, ROUTE_SEED)
-}
-
-/// The worker of a host whose [`route_hash`] is `hash`.
-#[inline]
-pub fn route_of(hash: u64, peers: usize) -> u32 {
-    (hash % peers as u64) as u32
+pub fn route_of(id: u128, peers: usize) -> u32 {
+    ((id >> 64) as u64 % peers as u64) as u32
 }

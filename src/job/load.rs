@@ -13,10 +13,11 @@ use super::arrange::{self, arrange, Arranged, Part};
 use super::channel::{Reducer, Shuffle};
 use super::fail_point::fail_point;
 use super::heap;
-use super::keys::{host_id, route, route_hash, route_of, url_id};
+use super::keys::{host_id, route, route_of, url_id};
 use super::progress::Progress;
 use super::url_dedupe;
 use super::wire::claims::{self, Claim, ClaimBatch, LoserBatch};
+use super::wire::host_memo::HostMemo;
 use super::wire::rows::RowBatch;
 use super::wire::BATCH_TEXT_BYTES;
 use crate::io::pages::{self, Reason, Rejected};
@@ -150,6 +151,7 @@ pub fn load(
     let mut outgoing: Vec<RowBatch> = (0..peers * parts)
         .map(|k| RowBatch::new((k / parts) as u32).in_part((k % parts) as u32))
         .collect();
+    let mut memo = HostMemo::new(outgoing.len());
     let mut claimed: Vec<ClaimBatch> = (0..peers as u32)
         .map(|dest| ClaimBatch {
             dest,
@@ -168,8 +170,8 @@ pub fn load(
             unit,
             &plan.defaults,
             |row| {
-                let host_hash = route_hash(row.host.as_bytes());
-                let dest = route_of(host_hash, peers) as usize;
+                let host = host_id(row.host.as_bytes());
+                let dest = route_of(host, peers) as usize;
                 // only a row whose key is not its URL's own can list the URL under another host
                 if !row.key_is_urls_own {
                     let url = url_id(row.url.as_bytes());
@@ -187,19 +189,17 @@ pub fn load(
                         ));
                     }
                 }
-                let part = if part_bits == 0 {
-                    0
-                } else {
-                    Part::of(host_id(row.host.as_bytes()), part_bits).index as usize
-                };
-                let batch = &mut outgoing[dest * parts + part];
-                batch.push(&row, host_hash);
+                let k = dest * parts + Part::of(host, part_bits).index as usize;
+                let batch = &mut outgoing[k];
+                let entry = memo.entry(k, host, || batch.name_host(row.host.as_bytes()));
+                batch.push_under(&row, entry);
                 if with_intervals {
                     batch.push_intervals(row.min_interval_s, row.max_interval_s);
                 }
                 if batch.text_bytes() >= BATCH_TEXT_BYTES {
                     let next = batch.successor();
                     pages_channel.send(std::mem::replace(batch, next).sealed());
+                    memo.sent(k);
                 }
             },
             |r| rejected.push(r),

@@ -92,7 +92,7 @@ pub fn judge(mut claims: Vec<Claim>, peers: usize) -> Vec<Vec<u64>> {
 mod tests {
     use super::*;
     use crate::io::pages::{Origin, PageRow};
-    use crate::job::keys::{route_hash, url_id};
+    use crate::job::keys::{host_key, url_id};
     use crate::job::wire::claims::{pack, unpack};
 
     #[test]
@@ -117,7 +117,7 @@ mod tests {
                     row: i as u64,
                 },
             };
-            held.push(&row, route_hash(b"a.example"));
+            held.push(&row, host_key(b"a.example"));
         }
         // rows elsewhere claim URLs 0, 7, ..., 994 under other hosts
         let claimed: Vec<Claim> = (0..1000)

@@ -6,6 +6,7 @@
 
 pub mod claims;
 pub mod due;
+pub mod host_memo;
 pub mod learned;
 pub mod origins;
 pub mod rated;

@@ -141,8 +141,22 @@ impl RowBatch {
     /// Appends an input row; `host_hash` is any well-mixed 64-bit hash of its host (its route).
     /// Its refetch-interval bounds go with [`RowBatch::push_intervals`].
     pub fn push(&mut self, row: &PageRow<'_>, host_hash: u64) {
-        let (form, rest) = Form::of(row.url, row.host);
         let entry = self.host_entry(row.host.as_bytes(), host_hash);
+        self.push_under(row, entry);
+    }
+
+    /// Names `host` in the batch: its new entry (for rows pushed with [`RowBatch::push_under`]).
+    pub fn name_host(&mut self, host: &[u8]) -> u32 {
+        self.host_text.extend_from_slice(host);
+        self.host_end.push(self.host_text.len() as u32);
+        (self.host_end.len() - 1) as u32
+    }
+
+    /// Appends an input row under the batch's host entry `entry`, which names its host (kept by
+    /// the caller, as [`super::host_memo::HostMemo`] does).
+    pub fn push_under(&mut self, row: &PageRow<'_>, entry: u32) {
+        debug_assert_eq!(self.entry_bytes(entry as usize), row.host.as_bytes());
+        let (form, rest) = Form::of(row.url, row.host);
         let own = if row.key_is_urls_own { URLS_OWN_KEY } else { 0 };
         self.push_row(
             entry,
@@ -195,9 +209,7 @@ impl RowBatch {
                 return entry;
             }
         }
-        self.host_text.extend_from_slice(host);
-        self.host_end.push(self.host_text.len() as u32);
-        let entry = (self.host_end.len() - 1) as u32;
+        let entry = self.name_host(host);
         self.seen[slot] = tag | (entry as u64 + 1);
         entry
     }
@@ -378,7 +390,7 @@ impl RowBatch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::job::keys::route_hash;
+    use crate::job::keys::host_key;
 
     /// A row of `url` under `host`, with importance 1 and change rate 0.5.
     fn page<'a>(url: &'a str, host: &'a str, key_is_urls_own: bool) -> PageRow<'a> {
@@ -407,7 +419,7 @@ mod tests {
             ("https://d.example/", "other.example"),
         ];
         for (i, (url, host)) in rows.into_iter().enumerate() {
-            b.push(&page(url, host, i % 2 == 0), route_hash(host.as_bytes()));
+            b.push(&page(url, host, i % 2 == 0), host_key(host.as_bytes()));
         }
         for (i, (url, host)) in rows.iter().enumerate() {
             // the key's flag beside the form changes neither the URL nor the host
