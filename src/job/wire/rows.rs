@@ -51,10 +51,10 @@ pub struct RowBatch {
     /// Each row's origin, packed ([`claims::pack`]) and held as steps of a byte ([`Origins`]:
     /// a packed origin takes 8 bytes, an [`Origin`] 16).
     origin: Origins,
-    /// While the batch is filled: the hosts seen, by hash (a direct-mapped cache: a host evicted
-    /// by another is named again, which costs bytes, never a wrong row), each slot the hash's top
-    /// 32 bits over its entry + 1 (0: empty). 8 bytes a slot: a reader fills a batch for every
-    /// worker and part, 16 on 2 workers at 100M URLs, and a lookup missed the cache in most rows.
+    /// While the batch is filled by [`RowBatch::push`] (a worker splitting its rows further; the
+    /// readers keep a [`super::host_memo::HostMemo`] for all their batches instead): the hosts
+    /// seen, by hash (a direct-mapped cache: a host evicted by another is named again, which costs
+    /// bytes, never a wrong row), each slot the hash's top 32 bits over its entry + 1 (0: empty).
     #[serde(skip)]
     seen: Vec<u64>,
 }
@@ -138,7 +138,7 @@ impl RowBatch {
         self.host_end.len()
     }
 
-    /// Appends an input row; `host_hash` is any well-mixed 64-bit hash of its host (its route).
+    /// Appends an input row; `host_hash` is any well-mixed 64-bit hash of its host.
     /// Its refetch-interval bounds go with [`RowBatch::push_intervals`].
     pub fn push(&mut self, row: &PageRow<'_>, host_hash: u64) {
         let entry = self.host_entry(row.host.as_bytes(), host_hash);
@@ -199,7 +199,7 @@ impl RowBatch {
         if self.seen.is_empty() {
             self.seen = vec![0; SEEN_SLOTS];
         }
-        // not the hash's low bits: they are the route, alike in all of a worker's batches
+        // not the hash's low bits: a worker's hosts share them when they are its route
         let slot = (hash >> 16) as usize % SEEN_SLOTS;
         let tag = hash >> 32 << 32;
         let seen = self.seen[slot];
