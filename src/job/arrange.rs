@@ -329,23 +329,18 @@ fn arrange_in_parts(
     debug_assert!(bits >= sent_bits);
     let mut out = Columns::for_rows(&batches, plan.value_per_change);
     for (index, sent) in by_part(batches, sent_bits).into_iter().enumerate() {
-        if bits == sent_bits {
+        // as sent, or in the 2^(bits - sent_bits) consecutive parts of the finer cut they land in
+        let parts = if bits == sent_bits {
+            vec![(index, sent)]
+        } else {
+            split_by_host(sent, bits).into_iter().enumerate().collect()
+        };
+        for (index, batches) in parts.into_iter().filter(|(_, b)| !b.is_empty()) {
             let part = Part {
                 bits,
                 index: index as u32,
             };
-            arrange_part(sent, part, delays, plan, lost, &mut out);
-            continue;
-        }
-        // the sent part's rows land in 2^(bits - sent_bits) consecutive parts of the finer cut
-        for (index, batches) in split_by_host(sent, bits).into_iter().enumerate() {
-            if !batches.is_empty() {
-                let part = Part {
-                    bits,
-                    index: index as u32,
-                };
-                arrange_part(batches, part, delays, plan, lost, &mut out);
-            }
+            arrange_part(batches, part, delays, plan, lost, &mut out);
         }
     }
     out.arranged()

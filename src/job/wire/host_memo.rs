@@ -8,8 +8,6 @@
 //! alone (the identities order the hosts everywhere in the job: a collision among 10^9 hosts has
 //! probability below 10^-20), and no name is read.
 
-use crate::job::heap::room_bytes;
-
 /// Slots per batch the memo serves, up to [`MAX_SLOTS`] (24 bytes each).
 const SLOTS_PER_BATCH: usize = 1 << 14;
 /// Slots at most: 1.5 MB.
@@ -69,11 +67,6 @@ impl HostMemo {
     /// Batch `batch` was sent on and an empty one took its place: its entries are void.
     pub fn sent(&mut self, batch: usize) {
         self.fillings[batch] = self.fillings[batch].wrapping_add(1);
-    }
-
-    /// Bytes held.
-    pub fn room_bytes(&self) -> usize {
-        room_bytes(&self.slots) + room_bytes(&self.fillings)
     }
 }
 
