@@ -106,6 +106,54 @@ fn csv_and_tsv_page_sets_give_the_rates_of_the_same_parquet() {
 }
 
 #[test]
+fn a_categorical_host_column_gives_the_rates_of_plain_strings() {
+    // pandas writes a categorical column as an Arrow dictionary type, which a reader gets back as
+    // one: the rows must be those of the same hosts written as plain strings
+    use std::sync::Arc;
+
+    use arrow_array::types::Int32Type;
+    use arrow_array::{ArrayRef, BooleanArray, DictionaryArray};
+    type Row = (String, String, f64, f64, bool);
+    let rows = read_pages(Path::new("data"));
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("categorical/pages.parquet");
+    let column = |f: fn(&Row) -> f64| floats(&rows.iter().map(|r| Some(f(r))).collect::<Vec<_>>());
+    let hosts: DictionaryArray<Int32Type> = rows.iter().map(|r| r.1.as_str()).collect();
+    let complete: BooleanArray = rows.iter().map(|r| Some(r.4)).collect();
+    write_pages(
+        &file,
+        vec![
+            (
+                "url",
+                strings(&rows.iter().map(|r| Some(r.0.as_str())).collect::<Vec<_>>()),
+            ),
+            ("host", Arc::new(hosts) as ArrayRef),
+            ("importance", column(|r| r.2)),
+            ("change_rate", column(|r| r.3)),
+            ("complete_obs", Arc::new(complete) as ArrayRef),
+        ],
+    );
+    let reference = tmp.path().join("reference");
+    run_into(
+        &reference,
+        &["data/pages", "--hosts", "data/hosts.parquet", "-q"],
+    );
+    let out = tmp.path().join("out");
+    run_into(
+        &out,
+        &[
+            file.to_str().unwrap(),
+            "--hosts",
+            "data/hosts.parquet",
+            "-q",
+        ],
+    );
+    assert!(rates_by_url(&out) == rates_by_url(&reference));
+    assert_eq!(summary(&out)["rows_scheduled"], 20_000);
+    assert_eq!(read_hosts(&out), read_hosts(&reference));
+}
+
+#[test]
 fn a_seed_list_and_a_url_only_parquet_take_the_stated_defaults() {
     let tmp = tempfile::tempdir().unwrap();
     let pages = read_pages(Path::new("data"));

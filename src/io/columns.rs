@@ -7,26 +7,104 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type, Int32Type, Int64Type, UInt32Type, UInt64Type};
-use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
+use arrow_array::{AnyDictionaryArray, Array, ArrayRef, BooleanArray, RecordBatch};
 use arrow_schema::{DataType, Schema};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-/// A text column of any Arrow string layout.
-pub enum TextColumn<'a> {
+/// A text column of any Arrow string layout, plain or dictionary-encoded (a pandas categorical,
+/// or a Parquet dictionary kept as one, see `io::pages`).
+pub struct TextColumn<'a> {
+    /// The rows' values, or the dictionary's values that `dictionary` indexes.
+    strings: Strings<'a>,
+    dictionary: Option<Dictionary<'a>>,
+}
+
+/// The values of a string array of any layout.
+enum Strings<'a> {
     Utf8(&'a arrow_array::StringArray),
     Large(&'a arrow_array::LargeStringArray),
     View(&'a arrow_array::StringViewArray),
 }
 
-impl TextColumn<'_> {
+/// Which dictionary value each row takes.
+struct Dictionary<'a> {
+    /// The dictionary array (its nulls are the rows' nulls).
+    array: &'a dyn AnyDictionaryArray,
+    /// Each row's index into the values (any for a null row).
+    keys: Vec<usize>,
+}
+
+impl<'a> Strings<'a> {
+    fn of(a: &'a ArrayRef) -> Option<Self> {
+        match a.data_type() {
+            DataType::Utf8 => Some(Strings::Utf8(a.as_string::<i32>())),
+            DataType::LargeUtf8 => Some(Strings::Large(a.as_string::<i64>())),
+            DataType::Utf8View => Some(Strings::View(a.as_string_view())),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> Option<&'a str> {
+        match self {
+            Strings::Utf8(a) => a.is_valid(i).then(|| a.value(i)),
+            Strings::Large(a) => a.is_valid(i).then(|| a.value(i)),
+            Strings::View(a) => a.is_valid(i).then(|| a.value(i)),
+        }
+    }
+}
+
+impl<'a> TextColumn<'a> {
+    fn of(a: &'a ArrayRef) -> Option<Self> {
+        if let Some(array) = a.as_any_dictionary_opt() {
+            return Some(TextColumn {
+                strings: Strings::of(array.values())?,
+                dictionary: Some(Dictionary {
+                    array,
+                    keys: array.normalized_keys(),
+                }),
+            });
+        }
+        Some(TextColumn {
+            strings: Strings::of(a)?,
+            dictionary: None,
+        })
+    }
+
     /// The value of row `i`, None if null.
     #[inline]
-    pub fn get(&self, i: usize) -> Option<&str> {
-        match self {
-            TextColumn::Utf8(a) => a.is_valid(i).then(|| a.value(i)),
-            TextColumn::Large(a) => a.is_valid(i).then(|| a.value(i)),
-            TextColumn::View(a) => a.is_valid(i).then(|| a.value(i)),
+    pub fn get(&self, i: usize) -> Option<&'a str> {
+        match &self.dictionary {
+            None => self.strings.get(i),
+            Some(d) => d.array.is_valid(i).then(|| self.strings.get(d.keys[i]))?,
         }
+    }
+
+    /// Row `i`'s index into the column's dictionary: rows of equal index hold the same value.
+    /// None for a plain column or a null row.
+    #[inline]
+    pub fn key(&self, i: usize) -> Option<usize> {
+        let d = self.dictionary.as_ref()?;
+        d.array.is_valid(i).then(|| d.keys[i])
+    }
+
+    /// The dictionary's values (the batches of one Parquet column chunk share them), None for a
+    /// plain column.
+    pub fn dictionary_values(&self) -> Option<&'a ArrayRef> {
+        self.dictionary.as_ref().map(|d| d.array.values())
+    }
+
+    /// Value `k` of the column's dictionary (None if null or not a dictionary column).
+    pub fn dictionary_value(&self, k: usize) -> Option<&'a str> {
+        self.dictionary.as_ref()?;
+        self.strings.get(k)
+    }
+
+    /// How many values the column's dictionary has (0 for a plain column).
+    pub fn dictionary_len(&self) -> usize {
+        self.dictionary
+            .as_ref()
+            .map_or(0, |d| d.array.values().len())
     }
 }
 
@@ -88,10 +166,7 @@ pub fn check_column(
         );
     };
     let ok = match kind {
-        Kind::Text => matches!(
-            field.data_type(),
-            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
-        ),
+        Kind::Text => is_text(field.data_type()),
         Kind::Number => matches!(
             field.data_type(),
             DataType::Float64
@@ -110,7 +185,7 @@ pub fn check_column(
             file.display(),
             field.data_type(),
             match kind {
-                Kind::Text => "a string (utf8)",
+                Kind::Text => "a string (utf8, or a dictionary of strings)",
                 Kind::Number => "a number (float64, float32 or an integer)",
                 Kind::Bool => "a boolean",
                 Kind::Timestamp => "a timestamp",
@@ -118,6 +193,16 @@ pub fn check_column(
         );
     }
     Ok(true)
+}
+
+/// Whether `t` is a string layout [`TextColumn`] reads: plain, or a dictionary of plain strings.
+fn is_text(t: &DataType) -> bool {
+    let plain =
+        |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
+    match t {
+        DataType::Dictionary(key, values) => key.is_dictionary_key_type() && plain(values),
+        t => plain(t),
+    }
 }
 
 /// The kinds of column we accept.
@@ -139,13 +224,7 @@ fn column<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a ArrayRef> {
 
 /// Text column `name` of `batch` (None if the batch has no such column).
 pub fn text<'a>(batch: &'a RecordBatch, name: &str) -> Option<TextColumn<'a>> {
-    let a = column(batch, name)?;
-    match a.data_type() {
-        DataType::Utf8 => Some(TextColumn::Utf8(a.as_string::<i32>())),
-        DataType::LargeUtf8 => Some(TextColumn::Large(a.as_string::<i64>())),
-        DataType::Utf8View => Some(TextColumn::View(a.as_string_view())),
-        _ => None,
-    }
+    TextColumn::of(column(batch, name)?)
 }
 
 /// Numeric column `name` of `batch`.

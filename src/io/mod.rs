@@ -11,6 +11,7 @@ pub mod fetched_in;
 pub mod fetched_out;
 pub mod history;
 pub mod history_out;
+pub mod host_dictionary;
 pub mod host_name;
 pub mod hosts;
 pub mod hosts_out;

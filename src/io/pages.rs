@@ -4,16 +4,20 @@
 //! validated alike; a file without `importance` or `change_rate` gives its rows the defaults
 //! ([`Defaults`]).
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use arrow_array::{Array, RecordBatch};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
 use parquet::arrow::ProjectionMask;
 use serde::{Deserialize, Serialize};
 
 use super::columns::{boolean, check_column, number, open_parquet, text, Kind};
+use super::host_dictionary::{self, HostKeys, HostToken, RowKey};
 use super::page_text::{self, TextColumns, TextFormat};
 use super::politeness_key::PolitenessKey;
 
@@ -176,6 +180,8 @@ pub struct PageRow<'a> {
     pub min_interval_s: f64,
     pub max_interval_s: f64,
     pub origin: Origin,
+    /// Set when the key came from a host dictionary's value: rows of equal tokens have equal keys.
+    pub host_token: Option<HostToken>,
 }
 
 /// Opens every input file's footer and checks its schema (with the column `key` needs); fails on
@@ -289,6 +295,7 @@ pub fn read_unit(
     let path = &file.path;
     let mut counts = UnitCounts::default();
     let mut row = unit.first_row;
+    let mut host_keys = HostKeys::default();
     let mut rows = |batch: &RecordBatch, row: u64| {
         read_batch(
             path,
@@ -297,6 +304,7 @@ pub fn read_unit(
             batch,
             row,
             defaults,
+            &mut host_keys,
             &mut counts,
             &mut page,
             &mut reject,
@@ -331,8 +339,10 @@ fn parquet_batches(
     key: PolitenessKey,
 ) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReader> {
     let f = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(f)
+    let metadata = ArrowReaderMetadata::load(&f, ArrowReaderOptions::new())
         .with_context(|| format!("{}: cannot read footer", path.display()))?;
+    let metadata = host_dictionary::hinted(metadata, unit.row_group, key);
+    let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(f, metadata);
     let wanted: Vec<usize> = builder
         .schema()
         .fields()
@@ -376,6 +386,7 @@ fn read_batch(
     batch: &RecordBatch,
     mut row: u64,
     defaults: &Defaults,
+    host_keys: &mut HostKeys,
     counts: &mut UnitCounts,
     page: &mut impl FnMut(PageRow<'_>),
     reject: &mut impl FnMut(Rejected),
@@ -390,21 +401,33 @@ fn read_batch(
     let min_interval = number(batch, "min_interval_s");
     let max_interval = number(batch, "max_interval_s");
     let ips = key.column().and_then(|c| text(batch, c));
+    let known = hosts
+        .as_ref()
+        .and_then(|h| Some((h, host_keys.of(h, key)?)));
     for i in 0..batch.num_rows() {
         let origin = Origin { file, row };
         row += 1;
         let url = urls.get(i);
-        let given_host = hosts
-            .as_ref()
-            .and_then(|h| h.get(i))
-            .filter(|h| !h.trim().is_empty());
+        let dictionary_key = known.as_ref().map(|(h, keys)| keys.row(h, i));
+        let host_value = || {
+            hosts
+                .as_ref()
+                .and_then(|h| h.get(i))
+                .filter(|h| !h.trim().is_empty())
+        };
+        // the row's host value; where its host dictionary gave the key, the key stands in for it
+        // (only whether there is one matters then), saving a look at the dictionary's text
+        let given_host = match dictionary_key {
+            Some(RowKey::Known(k, _)) => Some(k),
+            _ => host_value(),
+        };
         let mu = importance.as_ref().and_then(|c| c.get(i));
         let lambda = change_rate.as_ref().and_then(|c| c.get(i));
         let reject_as = |reason| Rejected {
             origin,
             reason,
             url: url.map(str::to_owned),
-            host: given_host.map(str::to_owned),
+            host: host_value().map(str::to_owned),
             importance: mu,
             change_rate: lambda,
         };
@@ -413,7 +436,12 @@ fn read_batch(
             continue;
         };
         let ip = ips.as_ref().and_then(|c| c.get(i));
-        let host = match key.of(url, given_host, ip) {
+        let (host, host_token) = match dictionary_key {
+            Some(RowKey::Known(k, token)) => (Ok(Cow::Borrowed(k)), Some(token)),
+            Some(RowKey::Invalid(reason)) => (Err(reason), None),
+            Some(RowKey::Absent) | None => (key.of(url, given_host, ip), None),
+        };
+        let host = match host {
             Ok(h) => h,
             Err(reason) => {
                 reject(reject_as(reason));
@@ -477,6 +505,7 @@ fn read_batch(
             min_interval_s: min_s,
             max_interval_s: max_s,
             origin,
+            host_token,
         });
     }
     Ok(row)

@@ -758,6 +758,7 @@ mod tests {
                         file: rng.random_range(0..3),
                         row,
                     },
+                    host_token: None,
                 };
                 row += 1;
                 let part = Part::of(host_id(host.as_bytes()), sent_bits).index as usize;

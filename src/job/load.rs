@@ -170,8 +170,19 @@ pub fn load(
             unit,
             &plan.defaults,
             |row| {
-                let host = host_id(row.host.as_bytes());
-                let dest = route_of(host, peers) as usize;
+                let (k, entry) = memo.entry_of(
+                    row.host_token,
+                    || {
+                        let host = host_id(row.host.as_bytes());
+                        let dest = route_of(host, peers) as usize;
+                        (
+                            host,
+                            dest * parts + Part::of(host, part_bits).index as usize,
+                        )
+                    },
+                    |k| outgoing[k].name_host(row.host.as_bytes()),
+                );
+                let dest = k / parts;
                 // only a row whose key is not its URL's own can list the URL under another host
                 if !row.key_is_urls_own {
                     let url = url_id(row.url.as_bytes());
@@ -189,9 +200,7 @@ pub fn load(
                         ));
                     }
                 }
-                let k = dest * parts + Part::of(host, part_bits).index as usize;
                 let batch = &mut outgoing[k];
-                let entry = memo.entry(k, host, || batch.name_host(row.host.as_bytes()));
                 batch.push_under(&row, entry);
                 if with_intervals {
                     batch.push_intervals(row.min_interval_s, row.max_interval_s);

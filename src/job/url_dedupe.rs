@@ -116,6 +116,7 @@ mod tests {
                     file: 1,
                     row: i as u64,
                 },
+                host_token: None,
             };
             held.push(&row, host_key(b"a.example"));
         }

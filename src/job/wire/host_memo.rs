@@ -8,6 +8,8 @@
 //! alone (the identities order the hosts everywhere in the job: a collision among 10^9 hosts has
 //! probability below 10^-20), and no name is read.
 
+use crate::io::host_dictionary::HostToken;
+
 /// Slots per batch the memo serves, up to [`MAX_SLOTS`] (24 bytes each).
 const SLOTS_PER_BATCH: usize = 1 << 14;
 /// Slots at most: 1.5 MB.
@@ -24,12 +26,27 @@ struct Slot {
     entry: u32,
 }
 
+/// What the memo knows of a value of the reader's current host dictionary: its host's batch, and
+/// entry in one filling of that batch (12 bytes: a row group's table of them stays in cache).
+#[derive(Clone, Copy, Default)]
+struct Known {
+    batch: u32,
+    filling: u32,
+    /// The entry, +1 (0: a value not met yet).
+    entry: u32,
+}
+
 /// The entries of hosts in a reader's batches (a direct-mapped cache: a host evicted by another
-/// is named again, which costs bytes, never a wrong row).
+/// is named again, which costs bytes, never a wrong row), and of the values of the host
+/// dictionary the reader reads (see [`HostToken`]: no hashing of the name, no cache miss on a
+/// table of every host, only an index into the row group's own hosts).
 pub struct HostMemo {
     slots: Vec<Slot>,
     /// How many times each batch was sent on (an entry holds while its batch does).
     fillings: Vec<u32>,
+    /// The dictionary `known` describes, by index.
+    dictionary: u64,
+    known: Vec<Known>,
 }
 
 impl HostMemo {
@@ -39,7 +56,46 @@ impl HostMemo {
         HostMemo {
             slots: vec![Slot::default(); slots],
             fillings: vec![0; batches],
+            dictionary: u64::MAX,
+            known: Vec::new(),
         }
+    }
+
+    /// The batch and entry of a row's host, given the row's host token if it has one:
+    /// `identify` gives the host's (identity, batch) when the memo does not know them, and
+    /// `name(batch)` names the host in its batch when this filling holds no entry for it.
+    #[inline]
+    pub fn entry_of(
+        &mut self,
+        token: Option<HostToken>,
+        identify: impl FnOnce() -> (u128, usize),
+        name: impl FnOnce(usize) -> u32,
+    ) -> (usize, u32) {
+        let Some(token) = token else {
+            let (id, batch) = identify();
+            return (batch, self.entry(batch, id, || name(batch)));
+        };
+        if token.dictionary != self.dictionary {
+            self.dictionary = token.dictionary;
+            self.known.clear();
+        }
+        let at = token.index as usize;
+        if at >= self.known.len() {
+            self.known.resize(at + 1, Known::default());
+        }
+        let known = self.known[at];
+        if known.entry != 0 && self.fillings[known.batch as usize] == known.filling {
+            return (known.batch as usize, known.entry - 1);
+        }
+        // a value not met yet, or named in an earlier filling of its batch
+        let (id, batch) = identify();
+        let entry = self.entry(batch, id, || name(batch));
+        self.known[at] = Known {
+            batch: batch as u32,
+            filling: self.fillings[batch],
+            entry: entry + 1,
+        };
+        (batch, entry)
     }
 
     /// The entry of the host of identity `id` in batch `batch`, which every row of the host goes
@@ -96,5 +152,41 @@ mod tests {
         let other = 7 + (slots << 16) + (1 << 100);
         assert_eq!(entry(&mut memo, 0, other), 4);
         assert_eq!(entry(&mut memo, 0, 7), 5);
+    }
+
+    #[test]
+    fn a_dictionary_value_is_identified_once_and_named_once_per_filling() {
+        let mut memo = HostMemo::new(2);
+        let (mut identified, mut named) = (0, 0);
+        let mut entry = |memo: &mut HostMemo, token: Option<HostToken>, id: u128, batch: usize| {
+            memo.entry_of(
+                token,
+                || {
+                    identified += 1;
+                    (id, batch)
+                },
+                |b| {
+                    assert_eq!(b, batch);
+                    named += 1;
+                    named
+                },
+            )
+        };
+        let token = |dictionary, index| Some(HostToken { dictionary, index });
+        assert_eq!(entry(&mut memo, token(5, 3), 7, 1), (1, 1));
+        assert_eq!(entry(&mut memo, token(5, 3), 7, 1), (1, 1));
+        assert_eq!(entry(&mut memo, token(5, 0), 9 << 20, 0), (0, 2));
+        // a row without a token, of a host the memo knows: named already
+        assert_eq!(entry(&mut memo, None, 7, 1), (1, 1));
+        assert_eq!((identified, named), (3, 2));
+        let entry = |memo: &mut HostMemo, token: Option<HostToken>, id: u128, batch: usize| {
+            memo.entry_of(token, || (id, batch), |_| 100 + batch as u32)
+        };
+        // batch 1 sent on: its host named again in the next filling, batch 0's entry holds
+        memo.sent(1);
+        assert_eq!(entry(&mut memo, token(5, 3), 7, 1), (1, 101));
+        assert_eq!(entry(&mut memo, token(5, 0), 9 << 20, 0), (0, 2));
+        // another dictionary: index 3 is another host now
+        assert_eq!(entry(&mut memo, token(6, 3), 11 << 20, 0), (0, 100));
     }
 }

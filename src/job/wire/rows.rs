@@ -404,6 +404,7 @@ mod tests {
             min_interval_s: f64::NAN,
             max_interval_s: f64::NAN,
             origin: Origin { file: 0, row: 0 },
+            host_token: None,
         }
     }
 
