@@ -84,12 +84,21 @@ impl HostMemo {
             self.known.resize(at + 1, Known::default());
         }
         let known = self.known[at];
-        if known.entry != 0 && self.fillings[known.batch as usize] == known.filling {
-            return (known.batch as usize, known.entry - 1);
-        }
-        // a value not met yet, or named in an earlier filling of its batch
-        let (id, batch) = identify();
-        let entry = self.entry(batch, id, || name(batch));
+        let (batch, entry) = if known.entry == 0 {
+            // a value not met yet: its host may be named already (by another spelling, or in the
+            // row group before)
+            let (id, batch) = identify();
+            (batch, self.entry(batch, id, || name(batch)))
+        } else {
+            let batch = known.batch as usize;
+            if self.fillings[batch] == known.filling {
+                return (batch, known.entry - 1);
+            }
+            // named in an earlier filling of its batch: named again without a look at the
+            // name cache, which seldom knows it (at worst a name twice in a batch: bytes, never
+            // a wrong row)
+            (batch, name(batch))
+        };
         self.known[at] = Known {
             batch: batch as u32,
             filling: self.fillings[batch],
@@ -179,13 +188,18 @@ mod tests {
         // a row without a token, of a host the memo knows: named already
         assert_eq!(entry(&mut memo, None, 7, 1), (1, 1));
         assert_eq!((identified, named), (3, 2));
+        // batch 1 sent on: its host named again in the next filling, known without identifying
+        // it again; batch 0's entry holds
+        memo.sent(1);
+        let unidentified = |memo: &mut HostMemo, token| {
+            memo.entry_of(token, || panic!("identified again"), |b| 100 + b as u32)
+        };
+        assert_eq!(unidentified(&mut memo, token(5, 3)), (1, 101));
+        assert_eq!(unidentified(&mut memo, token(5, 3)), (1, 101));
+        assert_eq!(unidentified(&mut memo, token(5, 0)), (0, 2));
         let entry = |memo: &mut HostMemo, token: Option<HostToken>, id: u128, batch: usize| {
             memo.entry_of(token, || (id, batch), |_| 100 + batch as u32)
         };
-        // batch 1 sent on: its host named again in the next filling, batch 0's entry holds
-        memo.sent(1);
-        assert_eq!(entry(&mut memo, token(5, 3), 7, 1), (1, 101));
-        assert_eq!(entry(&mut memo, token(5, 0), 9 << 20, 0), (0, 2));
         // another dictionary: index 3 is another host now
         assert_eq!(entry(&mut memo, token(6, 3), 11 << 20, 0), (0, 100));
     }
