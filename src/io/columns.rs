@@ -8,6 +8,7 @@ use anyhow::{bail, Context, Result};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type, Int32Type, Int64Type, UInt32Type, UInt64Type};
 use arrow_array::{AnyDictionaryArray, Array, ArrayRef, BooleanArray, RecordBatch};
+use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Schema};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
@@ -28,10 +29,19 @@ enum Strings<'a> {
 
 /// Which dictionary value each row takes.
 struct Dictionary<'a> {
-    /// The dictionary array (its nulls are the rows' nulls).
+    /// The dictionary array.
     array: &'a dyn AnyDictionaryArray,
+    /// The rows' nulls (taken once: asking the array is a call through its trait a row).
+    nulls: Option<&'a NullBuffer>,
     /// Each row's index into the values (any for a null row).
     keys: Vec<usize>,
+}
+
+impl Dictionary<'_> {
+    #[inline]
+    fn is_valid(&self, i: usize) -> bool {
+        self.nulls.map_or(true, |n| n.is_valid(i))
+    }
 }
 
 impl<'a> Strings<'a> {
@@ -61,6 +71,7 @@ impl<'a> TextColumn<'a> {
                 strings: Strings::of(array.values())?,
                 dictionary: Some(Dictionary {
                     array,
+                    nulls: array.nulls(),
                     keys: array.normalized_keys(),
                 }),
             });
@@ -76,7 +87,7 @@ impl<'a> TextColumn<'a> {
     pub fn get(&self, i: usize) -> Option<&'a str> {
         match &self.dictionary {
             None => self.strings.get(i),
-            Some(d) => d.array.is_valid(i).then(|| self.strings.get(d.keys[i]))?,
+            Some(d) => d.is_valid(i).then(|| self.strings.get(d.keys[i]))?,
         }
     }
 
@@ -85,7 +96,7 @@ impl<'a> TextColumn<'a> {
     #[inline]
     pub fn key(&self, i: usize) -> Option<usize> {
         let d = self.dictionary.as_ref()?;
-        d.array.is_valid(i).then(|| d.keys[i])
+        d.is_valid(i).then(|| d.keys[i])
     }
 
     /// The dictionary's values (the batches of one Parquet column chunk share them), None for a

@@ -6,7 +6,8 @@
 //! names it holds, missed the processor's cache twice a row (the slot, then the name): the read
 //! phase's largest cost. Here a slot holds the host's 128-bit identity, which settles the match
 //! alone (the identities order the hosts everywhere in the job: a collision among 10^9 hosts has
-//! probability below 10^-20), and no name is read.
+//! probability below 10^-20), and no name is read. Rows read from a host dictionary are found
+//! by their place in it instead (`io::host_dictionary`): no identity to hash.
 
 use crate::io::host_dictionary::HostToken;
 
