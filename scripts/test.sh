@@ -20,6 +20,7 @@ if [ "${REVISIT_SPARK:-1}" != 0 ] && command -v java >/dev/null; then
 fi
 # quiet, and quick when everything is there already
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${packages[@]}"
-REVISIT_PYTHON=$(realpath "$venv/bin/python")
+# -s: the venv's own python, not the interpreter its symlink points at (which lacks the packages)
+REVISIT_PYTHON=$(realpath -s "$venv/bin/python")
 export REVISIT_PYTHON
 exec cargo test --release "$@"
