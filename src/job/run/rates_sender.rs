@@ -5,7 +5,6 @@ use super::rates_partition::SlicePages;
 use super::schedule::HostSchedule;
 use super::Phases;
 use crate::job::channel::Shuffle;
-use crate::job::prefetch::prefetch_at;
 use crate::job::wire::rated::{RatedBatch, RatedRow};
 use crate::job::wire::{BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
 use crate::report::run::ScheduleCounts;
@@ -55,7 +54,6 @@ impl RatesSender {
         while let Some((h, range)) = pages.next() {
             if let Some(ahead) = pages.ahead(2 * PREFETCH_HOSTS) {
                 a.prefetch_host_bounds(ahead);
-                prefetch_at(s.hosts.as_ptr().wrapping_add(ahead));
             }
             if let Some(ahead) = pages.ahead(PREFETCH_HOSTS) {
                 a.prefetch_host_first_page(ahead, &[&s.rates]);
@@ -77,7 +75,7 @@ impl RatesSender {
                     batch = RatedBatch::with_capacity(self.dest, self.crawler, text, rows);
                 }
                 if !in_run {
-                    batch.start_host(a.host_ids[h], a.host_name(h), s.hosts[h].capped, k);
+                    batch.start_host(a.host_ids[h], a.host_name(h), s.hosts.get(h).capped, k);
                     in_run = true;
                 }
                 let importance = a

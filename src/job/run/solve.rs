@@ -78,7 +78,7 @@ pub fn solve(
         scheduled,
         zero_rate: solution.rates.len() as u64 - scheduled,
         hosts: solution.hosts.len() as u64,
-        hosts_capped: solution.hosts.iter().filter(|h| h.capped).count() as u64,
+        hosts_capped: solution.hosts.capped().len() as u64,
         intervals,
         peak_rss: 0,
     };

@@ -330,18 +330,18 @@ fn host_rows(
         if let Some(&ahead) = order.get(k + d) {
             a.prefetch_host_name(ahead);
             prefetch_at(assigned.crawler_of.as_ptr().wrapping_add(ahead));
-            prefetch_at(s.hosts.as_ptr().wrapping_add(ahead));
             prefetch_at(s.budgets.as_ptr().wrapping_add(ahead));
             prefetch_at(a.pages.caps().as_ptr().wrapping_add(ahead));
         }
+        let price = s.hosts.get(h);
         rows.push(HostRow {
             host: a.host_name(h),
             crawler: assigned.crawler_of[h],
             cap: per_horizon(PerDay(a.pages.cap(h)), horizon),
-            demand: per_horizon(PerDay(s.hosts[h].demand), horizon),
+            demand: per_horizon(PerDay(s.demand(h)), horizon),
             budget: per_horizon(PerDay(s.budgets[h]), horizon),
-            capped: s.hosts[h].capped,
-            multiplier: s.hosts[h].price,
+            capped: price.capped,
+            multiplier: price.price,
         });
     }
     rows

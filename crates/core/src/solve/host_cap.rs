@@ -2,6 +2,7 @@
 //! solve), found by the same search as the global multiplier, on the host's pages alone.
 
 use super::demand::{demand, Limits};
+use super::host_prices::CappedHost;
 use super::multiplier::{MultiplierSearch, Next, Observation};
 use super::problem::Problem;
 
@@ -14,21 +15,26 @@ pub struct HostPrice {
     pub fill: f64,
     /// Whether the politeness cap binds (theta_h >= nu solves D_h = C_h).
     pub capped: bool,
-    /// Demand at the global multiplier (with the global step share), fetches per day.
-    pub demand: f64,
     /// Local evaluations used to find theta_h.
     pub rounds: u32,
     /// Whether theta_h met the cap (false: its search stopped at its round cap).
     pub converged: bool,
 }
 
-/// Prices host `h` given the global multiplier `nu` and the global step share `fill`.
-pub fn price_host(problem: &Problem, h: usize, nu: f64, fill: f64) -> HostPrice {
+/// Prices host `h` given the global multiplier `nu` and the global step share `fill`: None if its
+/// cap does not bind (it is priced at nu).
+pub fn price_host(problem: &Problem, h: usize, nu: f64, fill: f64) -> Option<CappedHost> {
     price_host_from(problem, h, nu, fill, demand(problem, h, nu).limits())
 }
 
 /// [`price_host`] given the host's demand `d` at `nu` (as the last round of the search computed it).
-pub fn price_host_from(problem: &Problem, h: usize, nu: f64, fill: f64, d: Limits) -> HostPrice {
+pub fn price_host_from(
+    problem: &Problem,
+    h: usize,
+    nu: f64,
+    fill: f64,
+    d: Limits,
+) -> Option<CappedHost> {
     let cap = problem.cap(h);
     // (no step at nu: the demand as it is, also when it is unbounded, at nu = 0)
     let at_nu = if d.left == d.right {
@@ -37,14 +43,7 @@ pub fn price_host_from(problem: &Problem, h: usize, nu: f64, fill: f64, d: Limit
         d.right + fill * (d.left - d.right)
     };
     if at_nu <= cap {
-        return HostPrice {
-            price: nu,
-            fill,
-            capped: false,
-            demand: at_nu,
-            rounds: 0,
-            converged: true,
-        };
+        return None;
     }
     let observe = |price: f64| {
         let d = demand(problem, h, price);
@@ -67,14 +66,17 @@ pub fn price_host_from(problem: &Problem, h: usize, nu: f64, fill: f64, d: Limit
                 } else {
                     0.0
                 };
-                return HostPrice {
-                    price: o.price,
-                    fill: local_fill,
-                    capped: true,
+                return Some(CappedHost {
+                    host: h,
+                    price: HostPrice {
+                        price: o.price,
+                        fill: local_fill,
+                        capped: true,
+                        rounds: search.rounds(),
+                        converged: !search.exhausted(),
+                    },
                     demand: at_nu,
-                    rounds: search.rounds(),
-                    converged: !search.exhausted(),
-                };
+                });
             }
         }
     }

@@ -11,6 +11,7 @@ pub mod demand;
 #[cfg(test)]
 pub mod frontera;
 pub mod host_cap;
+pub mod host_prices;
 pub mod kkt;
 pub mod multiplier;
 pub mod optimum;
@@ -25,8 +26,9 @@ pub mod sweep;
 use serde::{Deserialize, Serialize};
 
 use crate::exact_sum::ExactSum;
-use demand::{page_rate, rates_at};
-use host_cap::{price_host, price_host_from, HostPrice};
+use demand::{page_rate, rates_at, Limits};
+use host_cap::{price_host, price_host_from};
+use host_prices::{CappedHost, HostPrices};
 use multiplier::{MultiplierSearch, Next};
 use spend::{SpendPair, SpendPartial};
 
@@ -64,12 +66,23 @@ pub struct Solution {
     pub max_spend: f64,
     /// Fetches per day the rates use in total (exact sum over all workers).
     pub bandwidth_used: f64,
-    /// Per local host: its price, share, whether capped, its demand at nu.
-    pub hosts: Vec<HostPrice>,
+    /// Per local host: its price, share, whether capped.
+    pub hosts: HostPrices,
     /// Per local host: its budget (sum of its pages' rates), fetches per day.
     pub budgets: Vec<f64>,
     /// Per local page: its crawl rate per day.
     pub rates: Vec<f64>,
+}
+
+impl Solution {
+    /// Local host `h`'s demand at nu (with nu's step share), fetches per day: its budget unless its
+    /// cap binds.
+    pub fn demand(&self, h: usize) -> f64 {
+        match self.hosts.capped().binary_search_by_key(&h, |c| c.host) {
+            Ok(k) => self.hosts.capped()[k].demand,
+            Err(_) => self.budgets[h],
+        }
+    }
 }
 
 /// Global figures of a solve, combined across workers.
@@ -110,42 +123,43 @@ pub fn solve_from<R: AllReduce>(
     on_round: impl FnMut(u32, f64, f64),
 ) -> Result<Solution, SolveError> {
     let priced = price(problem, pre, guess, reduce, on_round)?;
-    let hosts = &priced.hosts;
     let mut rates = vec![0.0; problem.pages().len()];
     let mut budgets = Vec::with_capacity(problem.hosts());
     let mut used = ExactSum::new();
-    let mut h = 0;
-    while h < hosts.len() {
-        let (price, fill) = (hosts[h].price, hosts[h].fill);
-        let mut next = h + 1;
+    for (run, capped) in priced.hosts.runs() {
+        let host_price = priced.hosts.get(run.start);
+        let (price, fill) = (host_price.price, host_price.fill);
         if problem.is_bounded() {
-            for i in problem.host_pages(h) {
-                rates[i] = page_rate(problem, h, i, price, fill);
+            for h in run.clone() {
+                for i in problem.host_pages(h) {
+                    rates[i] = page_rate(problem, h, i, price, fill);
+                }
             }
         } else {
-            // the hosts that follow at the same price (all but the capped ones) in one pass: on
-            // hosts of one page, a pass per host costs more than the page
-            while next < hosts.len() && hosts[next].price == price && hosts[next].fill == fill {
-                next += 1;
-            }
-            let pages = problem.host_pages(h).start..problem.host_pages(next - 1).end;
+            // a run of hosts at one price in one pass: on hosts of one page, a pass per host
+            // costs more than the page
+            let pages = problem.host_pages(run.start).start..problem.host_pages(run.end - 1).end;
             rates_at(problem, pages.clone(), price, fill, &mut rates[pages]);
         }
-        for (g, hp) in hosts.iter().enumerate().take(next).skip(h) {
-            let pages = problem.host_pages(g);
+        for h in run {
+            let pages = problem.host_pages(h);
             let mut budget = 0.0;
             for &r in &rates[pages.clone()] {
                 budget += r;
             }
-            if hp.capped && budget > problem.cap(g) {
-                budget = within_cap(&mut rates[pages], problem.cap(g));
+            if capped.is_some() && budget > problem.cap(h) {
+                budget = within_cap(&mut rates[pages], problem.cap(h));
             }
             used.add(budget);
             budgets.push(budget);
         }
-        h = next;
     }
-    let hosts_not_converged = priced.hosts.iter().filter(|h| !h.converged).count() as u64;
+    let hosts_not_converged = priced
+        .hosts
+        .capped()
+        .iter()
+        .filter(|c| !c.price.converged)
+        .count() as u64;
     let totals = reduce.all_reduce(Totals {
         used,
         hosts_not_converged,
@@ -195,8 +209,8 @@ pub struct Priced {
     pub converged: bool,
     /// Fetches per day that pages and hosts could take at price 0 (may be +inf).
     pub max_spend: f64,
-    /// Per local host: its price, share, whether capped, its demand at nu.
-    pub hosts: Vec<HostPrice>,
+    /// Per local host: its price, share, whether capped.
+    pub hosts: HostPrices,
     /// The same hosts without their caps, evaluated at nu (None if nu was not the last price the
     /// search evaluated, or is 0): a free first observation for a solve without caps.
     pub uncapped: Option<Seed>,
@@ -208,8 +222,9 @@ pub struct Priced {
 pub struct Seed {
     /// The combined spend of all workers at the price.
     pub spend: spend::SpendPartial,
-    /// This worker's host demands at the price (as [`spend::spend_partial_keeping`] keeps them).
-    pub demands: Vec<demand::Limits>,
+    /// This worker's hosts whose caps the price may reach, with their demands there (as
+    /// [`spend::spend_partial_keeping`] keeps them).
+    pub binding: Vec<(usize, Limits)>,
 }
 
 /// Finds the global multiplier for the problem's bandwidth (rounds of all-reduce from `guess`),
@@ -246,16 +261,16 @@ pub fn price_seeded<R: AllReduce>(
         });
     }
     let (mut search, mut next) = MultiplierSearch::new(bandwidth, max_spend, guess);
-    // each host's demand at the latest price evaluated, reused when that price is the answer
-    let mut demands = Vec::with_capacity(problem.hosts());
+    // the hosts a cap may bind at the latest price evaluated, reused when that price is the answer
+    let mut binding = Vec::new();
     let mut evaluated = f64::NAN;
     // an observation in hand (the seed) is taken before any round
     let mut pending = None;
     let mut seeded = 0;
     if let (Next::Evaluate(_), Some(seed)) = (next, seed) {
         let p = seed.spend.price;
-        if p > 0.0 && p.is_finite() && seed.demands.len() == problem.hosts() {
-            demands = seed.demands;
+        if p > 0.0 && p.is_finite() {
+            binding = seed.binding;
             evaluated = p;
             pending = Some(SpendPair {
                 capped: seed.spend,
@@ -270,7 +285,7 @@ pub fn price_seeded<R: AllReduce>(
             (Some(total), _) => total,
             (None, Next::Evaluate(price)) => {
                 let total =
-                    reduce.all_reduce(spend::spend_partial_keeping(problem, price, &mut demands));
+                    reduce.all_reduce(spend::spend_partial_keeping(problem, price, &mut binding));
                 evaluated = price;
                 on_round(
                     search.rounds() + 1 - seeded,
@@ -296,18 +311,24 @@ pub fn price_seeded<R: AllReduce>(
             break (c.price, fill);
         }
     };
-    let hosts: Vec<HostPrice> = (0..problem.hosts())
-        .map(|h| match demands.get(h) {
-            Some(&d) if evaluated == multiplier => price_host_from(problem, h, multiplier, fill, d),
-            _ => price_host(problem, h, multiplier, fill),
-        })
-        .collect();
+    let capped: Vec<CappedHost> = if evaluated == multiplier {
+        binding
+            .iter()
+            .filter_map(|&(h, d)| price_host_from(problem, h, multiplier, fill, d))
+            .collect()
+    } else {
+        binding.clear();
+        (0..problem.hosts())
+            .filter_map(|h| price_host(problem, h, multiplier, fill))
+            .collect()
+    };
+    let hosts = HostPrices::new(problem.hosts(), multiplier, fill, capped);
     // the seed's pair carries no uncapped half: a seeded search ending on its seed gives no seed on
     let uncapped = match last {
         Some(pair) if evaluated == multiplier && multiplier > 0.0 && pair.uncapped.price > 0.0 => {
             Some(Seed {
                 spend: pair.uncapped,
-                demands,
+                binding,
             })
         }
         _ => None,

@@ -327,7 +327,7 @@ fn floors_too_large_for_a_cap_are_scaled_to_fit() {
     };
     let sol = run(&inst);
     assert_kkt(&inst, &sol);
-    assert!(sol.hosts[0].capped);
+    assert!(sol.hosts.get(0).capped);
     assert!(
         (sol.budgets[0] - 10.0).abs() <= 1e-9 * 10.0,
         "{}",
@@ -426,8 +426,8 @@ fn unresolvable_in_f64(problem: &Problem, sol: &Solution, violation: &str) -> bo
         // or capped hosts that cannot reach their caps in f64 account for the shortfall
         let shortfall: f64 = (0..problem.hosts())
             .filter(|&h| {
-                sol.hosts[h].capped
-                    && super::demand::demand(problem, h, down(sol.hosts[h].price)).right
+                sol.hosts.get(h).capped
+                    && super::demand::demand(problem, h, down(sol.hosts.get(h).price)).right
                         >= problem.cap(h)
             })
             .map(|h| problem.cap(h) - sol.budgets[h])
@@ -438,7 +438,7 @@ fn unresolvable_in_f64(problem: &Problem, sol: &Solution, violation: &str) -> bo
     }
     if let Some(rest) = violation.strip_prefix("host ") {
         if let Some(h) = rest.split(':').next().and_then(|h| h.parse::<usize>().ok()) {
-            let theta = sol.hosts[h].price;
+            let theta = sol.hosts.get(h).price;
             let demand = |p: f64| super::demand::demand(problem, h, p).right;
             return violation.contains("under its cap") && demand(down(theta)) >= problem.cap(h);
         }

@@ -121,7 +121,7 @@ fn solve_one<R: AllReduce>(
 fn valued<R: AllReduce>(problem: &Problem, priced: &Priced, reduce: &mut R) -> Optimum {
     let t = reduce.all_reduce(PointTotals {
         value: value_at(problem, priced),
-        hosts_capped: priced.hosts.iter().filter(|h| h.capped).count() as u64,
+        hosts_capped: priced.hosts.capped().len() as u64,
     });
     Optimum {
         polite: problem.is_polite(),

@@ -120,15 +120,16 @@ impl Combine for SpendPair {
     }
 }
 
-/// [`spend_partial`] with and without the caps, keeping each host's demand at `price` in `demands`
-/// (one per host), so that pricing the hosts at the converged multiplier needs no further pass over
-/// the pages.
+/// [`spend_partial`] with and without the caps, keeping in `binding` the demand at `price` of every
+/// host whose cap it may reach (left limit not below the cap), by ascending host, so that pricing
+/// the hosts at the converged multiplier needs no further pass over the pages: the others are
+/// priced at it whatever its step share.
 pub fn spend_partial_keeping(
     problem: &Problem,
     price: f64,
-    demands: &mut Vec<Limits>,
+    binding: &mut Vec<(usize, Limits)>,
 ) -> SpendPair {
-    demands.clear();
+    binding.clear();
     let empty = SpendPartial {
         price,
         next_above: f64::INFINITY,
@@ -144,8 +145,11 @@ pub fn spend_partial_keeping(
     let (mut free, mut capped, mut uncapped) = (empty.clone(), empty.clone(), empty);
     let mut level = ExactSum::new();
     demand::each_host_demand(problem, &demand::At::new(price), |h, d| {
-        demands.push(d.limits());
         let cap = problem.cap(h);
+        // (a host below its cap on the left stays below it whatever share of its steps is taken)
+        if !(d.left < cap) {
+            binding.push((h, d.limits()));
+        }
         if d.left == d.right && d.right < cap {
             level.add(d.right);
             free.add_slope_and_steps(f64::INFINITY, d);

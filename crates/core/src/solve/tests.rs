@@ -289,3 +289,33 @@ fn the_first_price_spends_within_a_percent_of_the_bandwidth() {
         }
     }
 }
+
+#[test]
+fn a_host_s_demand_is_its_budget_unless_its_cap_binds() {
+    // against each host's demand at nu, computed from its pages alone (demand::demand)
+    for seed in 0..12 {
+        let objective = [Objective::Harmonic, Objective::Binary][seed as usize % 2];
+        let inst = instance(seed, 2000, 60, objective, 0.3, 2.0, 0.3);
+        let problem = inst.problem();
+        let sol = run(&inst);
+        let capped = sol.hosts.capped().len();
+        assert!(capped > 0 && capped < 60, "seed {seed}: {capped} capped");
+        for h in 0..problem.hosts() {
+            let d = super::demand::demand(&problem, h, sol.multiplier);
+            let at_nu = d.right + sol.fill * (d.left - d.right);
+            let price = sol.hosts.get(h);
+            let ours = sol.demand(h);
+            if price.capped {
+                assert_eq!(ours, at_nu, "seed {seed} host {h}");
+                assert!(ours > problem.cap(h) && price.price >= sol.multiplier);
+            } else {
+                assert_eq!(ours, sol.budgets[h], "seed {seed} host {h}");
+                assert!(
+                    (ours - at_nu).abs() <= 1e-12 * at_nu,
+                    "seed {seed} host {h}"
+                );
+                assert!(ours <= problem.cap(h) && price.price == sol.multiplier);
+            }
+        }
+    }
+}
