@@ -190,7 +190,7 @@ fn locate(starts: &[u32], row: u32) -> (usize, usize) {
 pub fn canonical_order(batches: &[RowBatch], starts: &[u32], part: Part) -> Vec<RowKey> {
     let mut keys: Vec<RowKey> = Vec::with_capacity(batches.iter().map(RowBatch::len).sum());
     // sorted, then scattered into at random (as the records that take over this buffer)
-    heap::huge_pages(&keys);
+    revisit_core::memory::huge_pages(&keys);
     let mut hosts: Vec<[u64; 2]> = Vec::new();
     for (b, batch) in batches.iter().enumerate() {
         // each of the batch's hosts hashed once
@@ -533,7 +533,7 @@ fn arrange_part(
     let is_lost = |row: u32| lost_rows.get(row as usize).copied().unwrap_or(false);
     // Where each row goes in the arranged store, by row number (u32::MAX: a dropped duplicate).
     let mut dest: Vec<u32> = Vec::with_capacity(keys.len());
-    heap::huge_pages(&dest);
+    revisit_core::memory::huge_pages(&dest);
     dest.resize(keys.len(), u32::MAX);
     // where each kept host's first row is (batch, row), for its name
     let mut named_by = Vec::new();

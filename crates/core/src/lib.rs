@@ -3,7 +3,8 @@
 //! unit tests and inside the distributed job.
 //!
 //! Layers, each importing only those above it:
-//! - [`units`], [`exact_sum`], [`reduce`]: what a number is, exact sums, combining partials;
+//! - [`units`], [`exact_sum`], [`reduce`], [`memory`]: what a number is, exact sums, combining
+//!   partials, how large arrays are backed;
 //! - [`objective`]: each URL's best response to a price and the value of any rates;
 //! - [`solve`]: the global multiplier, per-host caps and rates (the problem and its optimum);
 //! - [`schedule`]: integer visits, host timetables, crawler assignment and sequencing, and the exact
@@ -16,6 +17,7 @@ pub mod capacity;
 pub mod estimate;
 pub mod exact_sum;
 pub mod fetch_time;
+pub mod memory;
 pub mod objective;
 pub mod reduce;
 pub mod schedule;

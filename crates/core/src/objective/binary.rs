@@ -15,6 +15,13 @@ pub fn poisson_rate(mu: f64, lambda: f64, theta: f64) -> f64 {
     if q.is_infinite() {
         return f64::INFINITY;
     }
+    fed_rate(q, lambda)
+}
+
+/// [`poisson_rate`] of a page that is fed (lambda > 0 and finite q = mu/theta > lambda), without
+/// the checks: for loops that select starved pages instead of branching on them.
+#[inline(always)]
+pub fn fed_rate(q: f64, lambda: f64) -> f64 {
     lambda * (q - lambda) / ((q * lambda).sqrt() + lambda)
 }
 

@@ -14,6 +14,13 @@ pub fn incomplete_rate(mu: f64, lambda: f64, theta: f64) -> f64 {
     if q.is_infinite() {
         return f64::INFINITY;
     }
+    incomplete_root(q, lambda)
+}
+
+/// [`incomplete_rate`] of a page that changes (lambda > 0) at a finite q = mu/theta, without the
+/// checks: for loops without a branch a page.
+#[inline(always)]
+pub fn incomplete_root(q: f64, lambda: f64) -> f64 {
     2.0 * q / (1.0 + (1.0 + 4.0 * q / lambda).sqrt())
 }
 

@@ -26,6 +26,7 @@ pub mod sweep;
 use serde::{Deserialize, Serialize};
 
 use crate::exact_sum::ExactSum;
+use crate::memory::huge_pages;
 use demand::{page_rate, rates_at, Limits};
 use host_cap::{price_host, price_host_from};
 use host_prices::{CappedHost, HostPrices};
@@ -123,8 +124,13 @@ pub fn solve_from<R: AllReduce>(
     on_round: impl FnMut(u32, f64, f64),
 ) -> Result<Solution, SolveError> {
     let priced = price(problem, pre, guess, reduce, on_round)?;
-    let mut rates = vec![0.0; problem.pages().len()];
+    // fresh memory, written once in order: with 4 KiB pages the kernel's faults cost more than
+    // the rates themselves on hosts of one page
+    let mut rates: Vec<f64> = Vec::with_capacity(problem.pages().len());
+    huge_pages(&rates);
+    rates.resize(problem.pages().len(), 0.0);
     let mut budgets = Vec::with_capacity(problem.hosts());
+    huge_pages(&budgets);
     let mut used = ExactSum::new();
     for (run, capped) in priced.hosts.runs() {
         let host_price = priced.hosts.get(run.start);

@@ -147,7 +147,7 @@ pub fn spend_partial_keeping(
     demand::each_host_demand(problem, &demand::At::new(price), |h, d| {
         let cap = problem.cap(h);
         // (a host below its cap on the left stays below it whatever share of its steps is taken)
-        if !(d.left < cap) {
+        if d.left >= cap || d.left.is_nan() {
             binding.push((h, d.limits()));
         }
         if d.left == d.right && d.right < cap {
