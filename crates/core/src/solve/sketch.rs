@@ -72,17 +72,20 @@ impl SwitchSketch {
     /// `lambda` per day. Pages that never respond (lambda or mu not positive) add nothing.
     #[inline]
     pub fn add(&mut self, family: Response, mu: f64, lambda: f64) {
-        let Some(s) = slot(family) else { return };
-        let kappa = mu / lambda;
-        if !(lambda > 0.0 && kappa > 0.0 && kappa.is_finite()) {
-            return;
+        if let Some(s) = slot(family) {
+            add_to(&mut self.bins[s], mu, lambda);
         }
-        let bins = &mut self.bins[s];
-        if bins.is_empty() {
-            *bins = vec![0; BINS];
+    }
+
+    /// [`SwitchSketch::add`] of every page of a run of one family (importance and change rate
+    /// columns).
+    pub fn add_run(&mut self, family: Response, mu: &[f64], lambda: &[f64]) {
+        if let Some(s) = slot(family) {
+            let bins = &mut self.bins[s];
+            for (&mu, &lambda) in mu.iter().zip(lambda) {
+                add_to(bins, mu, lambda);
+            }
         }
-        // `as` saturates: a rate beyond 2^32 per day counts as 2^32
-        bins[(kappa.to_bits() >> BIN_SHIFT) as usize] += (lambda * SCALE) as u64 as u128;
     }
 
     /// Whether no page was added.
@@ -108,6 +111,20 @@ impl SwitchSketch {
         }
         SketchCurve { points }
     }
+}
+
+/// Adds a page to one family's `bins` (allocated at its first page that responds).
+#[inline(always)]
+fn add_to(bins: &mut Vec<u128>, mu: f64, lambda: f64) {
+    let kappa = mu / lambda;
+    if !(lambda > 0.0 && kappa > 0.0 && kappa.is_finite()) {
+        return;
+    }
+    if bins.is_empty() {
+        *bins = vec![0; BINS];
+    }
+    // `as` saturates: a rate beyond 2^32 per day counts as 2^32
+    bins[(kappa.to_bits() >> BIN_SHIFT) as usize] += (lambda * SCALE) as u64 as u128;
 }
 
 impl Combine for SwitchSketch {

@@ -10,6 +10,7 @@ use super::multiplier::Observation;
 use super::problem::Problem;
 use super::sketch::SwitchSketch;
 use crate::exact_sum::ExactSum;
+use crate::objective::Response;
 use crate::reduce::Combine;
 
 /// One worker's share of the spend at a price; combined exactly across workers.
@@ -144,22 +145,27 @@ pub fn spend_partial_keeping(
     // demand once, to `level`, which goes to both sums at the end: one exact addition saved a host.
     let (mut free, mut capped, mut uncapped) = (empty.clone(), empty.clone(), empty);
     let mut level = ExactSum::new();
-    demand::each_host_demand(problem, &demand::At::new(price), |h, d| {
-        let cap = problem.cap(h);
-        // (a host below its cap on the left stays below it whatever share of its steps is taken)
-        if d.left >= cap || d.left.is_nan() {
-            binding.push((h, d.limits()));
-        }
-        if d.left == d.right && d.right < cap {
-            level.add(d.right);
-            free.add_slope_and_steps(f64::INFINITY, d);
-        } else if d.left <= cap && d.right < cap {
-            free.add_host(f64::INFINITY, d);
-        } else {
-            capped.add_host(cap, d);
-            uncapped.add_host(f64::INFINITY, d);
-        }
-    });
+    demand::each_host_demand(
+        problem,
+        &demand::At::new(price),
+        #[inline(always)]
+        |h, d| {
+            let cap = problem.cap(h);
+            // (a host below its cap on the left stays below it whatever share of its steps is taken)
+            if d.left >= cap || d.left.is_nan() {
+                binding.push((h, d.limits()));
+            }
+            if d.left == d.right && d.right < cap {
+                level.add(d.right);
+                free.add_slope_and_steps(f64::INFINITY, d);
+            } else if d.left <= cap && d.right < cap {
+                free.add_host(f64::INFINITY, d);
+            } else {
+                capped.add_host(cap, d);
+                uncapped.add_host(f64::INFINITY, d);
+            }
+        },
+    );
     free.right.merge(&level);
     free.left.merge(&level);
     capped.combine(free.clone());
@@ -225,6 +231,42 @@ impl Combine for Prelude {
 
 /// This worker's prelude.
 pub fn prelude(problem: &Problem) -> Prelude {
+    let families = [false, true].map(|c| Response::of(problem.objective(), c));
+    if problem.is_bounded() || !families.into_iter().all(SwitchSketch::models) {
+        return prelude_generic(problem);
+    }
+    // Without bounds a page's box is [0, its family's upper], and the pages the sketch models
+    // are the ones with an upper above 0 (a change rate above 0), which the sketch tells apart
+    // itself: it takes the pages in runs of one family, wherever hosts begin, and the hosts their
+    // uppers. The same sums as the generic pass, in two tight loops (hosts of one page made it a
+    // dispatch a page).
+    let mut p = Prelude::default();
+    let pages = problem.pages();
+    let (mu, lambda, complete) = (
+        pages.importance(),
+        pages.change_rate(),
+        pages.complete_obs(),
+    );
+    let mut i = 0;
+    while i < mu.len() {
+        let end = demand::run_end(problem, i, mu.len());
+        let family = families[complete[i] as usize];
+        p.sketch.add_run(family, &mu[i..end], &lambda[i..end]);
+        i = end;
+    }
+    for h in 0..problem.hosts() {
+        let mut max_demand = 0.0;
+        for i in problem.host_pages(h) {
+            max_demand += families[complete[i] as usize].upper(problem.page(i));
+        }
+        p.max_spend.add(problem.cap(h).min(max_demand));
+    }
+    // (the least spend is 0 without bounds: nothing to add)
+    p
+}
+
+/// [`prelude`] page by page through the pages' bounds and responses: the reference.
+pub fn prelude_generic(problem: &Problem) -> Prelude {
     use crate::objective::Response::*;
     let mut p = Prelude::default();
     for h in 0..problem.hosts() {
@@ -331,4 +373,80 @@ fn bisect_decreasing(f: impl Fn(f64) -> f64, start: f64) -> Option<f64> {
         }
     }
     Some(lo.sqrt() * hi.sqrt())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::objective::Objective;
+    use crate::solve::pages::PagesBuilder;
+    use crate::units::PerDay;
+    use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn the_prelude_without_bounds_is_the_generic_one() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let mut b = PagesBuilder::new();
+        for h in 0..400 {
+            // hosts of one page and of many, runs of one observability and mixes, pages that
+            // never change or do not matter, caps that bind on what the pages could take or not
+            let n = if h % 3 == 0 {
+                1
+            } else {
+                rng.random_range(1..30)
+            };
+            let mixed = h % 4 == 0;
+            let pages: Vec<(f64, f64, bool)> = (0..n)
+                .map(|k| {
+                    let mu = if k % 11 == 5 {
+                        0.0
+                    } else {
+                        rng.random_range(0.01..50.0)
+                    };
+                    let lambda = if k % 7 == 3 {
+                        0.0
+                    } else {
+                        rng.random_range(1e-3..5.0)
+                    };
+                    (
+                        mu,
+                        lambda,
+                        if mixed {
+                            rng.random::<bool>()
+                        } else {
+                            h % 2 == 0
+                        },
+                    )
+                })
+                .collect();
+            // (no infinite cap: one would make the most every pass can spend infinite)
+            let cap = if h % 5 == 0 {
+                1e6
+            } else {
+                rng.random_range(0.1..40.0)
+            };
+            b.push_host(PerDay(cap), pages);
+        }
+        let pages = b.build().unwrap();
+        let mut compared = 0;
+        for objective in Objective::ALL {
+            let problem = Problem::new(&pages, objective, 100.0).unwrap();
+            let (fast, generic) = (prelude(&problem), prelude_generic(&problem));
+            let values = |p: &Prelude| {
+                [
+                    &p.max_spend,
+                    &p.min_spend,
+                    &p.inverse_moment,
+                    &p.root_moment,
+                    &p.offset_moment,
+                ]
+                .map(|s| s.value().to_bits())
+            };
+            assert_eq!(values(&fast), values(&generic), "{objective:?}");
+            assert_eq!(fast.sketch, generic.sketch, "{objective:?}");
+            compared += !fast.sketch.is_empty() as u32;
+        }
+        // harmonic, binary and the objectives of their families took the fast pass
+        assert!(compared >= 2, "{compared}");
+    }
 }
