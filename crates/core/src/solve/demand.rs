@@ -465,7 +465,6 @@ pub fn each_host_demand(problem: &Problem, at: &At, mut host: impl FnMut(usize, 
     let complete = pages.complete_obs();
     let families = [false, true].map(|c| Response::of(problem.objective(), c));
     let smooth = families.map(is_smooth);
-    let all_smooth = smooth == [true, true];
     let (mut rate, mut slope) = ([0.0; CHUNK], [0.0; CHUNK]);
     let mut h = 0;
     let mut host_end = if hosts > 0 {
@@ -474,12 +473,15 @@ pub fn each_host_demand(problem: &Problem, at: &At, mut host: impl FnMut(usize, 
         0
     };
     let mut d = Demand::zero();
+    let offsets = problem.pages().offsets();
     for start in (0..mu.len()).step_by(CHUNK) {
         let end = (start + CHUNK).min(mu.len());
         // responses, a run of one family at a time (jump families are left to the sums)
         let mut i = start;
+        let mut chunk_smooth = true;
         while i < end {
             let (family, run) = (problem.response(i), run_end(problem, i, end));
+            chunk_smooth &= is_smooth(family);
             let (r, s) = (
                 &mut rate[i - start..run - start],
                 &mut slope[i - start..run - start],
@@ -493,6 +495,58 @@ pub fn each_host_demand(problem: &Problem, at: &At, mut host: impl FnMut(usize, 
                 with_smooth_family(family, at.price, &mu[i..run], &lambda[i..run], &mut map);
             }
             i = run;
+        }
+        // hosts of one page (the web's long tail), a chunk of them: each page's response is its
+        // host's demand, with no run of the sums below to set up per host
+        while start == host_end && h + 1 < hosts {
+            host(h, &d);
+            d = Demand::zero();
+            h += 1;
+            host_end = problem.host_pages(h).end;
+        }
+        let len = end - start;
+        let singles = h + len < offsets.len()
+            && offsets[h] == start
+            && offsets[h..=h + len]
+                .iter()
+                .zip(start..)
+                .all(|(&o, k)| o == k);
+        if singles {
+            // (what the sums below give a host of one page, to the sign of a zero)
+            let smooth_one = |r: f64, s: f64| {
+                let r_plus = 0.0 + r.max(0.0);
+                Demand {
+                    right: r_plus,
+                    left: r_plus,
+                    slope: if r > 0.0 { 0.0 + s } else { 0.0 },
+                    ..Demand::zero()
+                }
+            };
+            if chunk_smooth {
+                for (k, (&r, &s)) in rate[..len].iter().zip(&slope[..len]).enumerate() {
+                    host(h + k, &smooth_one(r, s));
+                }
+            } else {
+                for (k, (&r, &s)) in rate[..len].iter().zip(&slope[..len]).enumerate() {
+                    let c = complete[start + k] as usize;
+                    let one = if smooth[c] {
+                        smooth_one(r, s)
+                    } else {
+                        let mut one = Demand::zero();
+                        add_jump_page(&mut one, problem.page(start + k), families[c], at);
+                        one
+                    };
+                    host(h + k, &one);
+                }
+            }
+            // the next chunk starts with the host after them
+            h += len;
+            host_end = if h < hosts {
+                problem.host_pages(h).end
+            } else {
+                end
+            };
+            continue;
         }
         // sums, in page order, host by host: each host's share of the chunk in one loop
         let mut i = start;
@@ -509,7 +563,7 @@ pub fn each_host_demand(problem: &Problem, at: &At, mut host: impl FnMut(usize, 
                 &rate[part.start - start..i - start],
                 &slope[part.start - start..],
             );
-            if all_smooth {
+            if chunk_smooth {
                 add_responses(&mut d, r, s);
                 continue;
             }
@@ -848,6 +902,25 @@ mod tests {
                     };
                     (1e-3 + 1e3 * next(), lambda, complete_run && k % 5 < 3)
                 }),
+            );
+        }
+        // then the long tail: chunks of hosts of one page only, and chunks where a host without
+        // pages or of two breaks the run
+        for host in 0..1500 {
+            let size = match host {
+                700 | 1301 => 0,
+                1100 => 2,
+                _ => 1,
+            };
+            let lambda = if host % 13 == 0 {
+                0.0
+            } else {
+                1e-3 + 5.0 * next()
+            };
+            let complete = host % 17 == 0;
+            b.push_host(
+                PerDay(f64::INFINITY),
+                (0..size).map(|_| (1e-3 + 1e3 * next(), lambda, complete)),
             );
         }
         let pages = b.build().unwrap();
