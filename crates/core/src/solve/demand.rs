@@ -12,6 +12,7 @@
 
 use super::problem::Problem;
 use crate::objective::{binary, harmonic, proportional, Page, Response};
+use crate::wide::wide;
 
 /// Relative half-width of the window in which step responses are smeared into a slope for Newton.
 ///
@@ -487,9 +488,15 @@ pub fn each_host_demand(problem: &Problem, at: &At, mut host: impl FnMut(usize, 
                 &mut slope[i - start..run - start],
             );
             if family == Response::HarmonicIncomplete {
-                harmonic_incomplete_map(&mu[i..run], &lambda[i..run], at, r, s);
+                wide(
+                    #[inline(always)]
+                    || harmonic_incomplete_map(&mu[i..run], &lambda[i..run], at, r, s),
+                );
             } else if family == Response::BinaryPoisson {
-                binary_poisson_map(&mu[i..run], &lambda[i..run], at.price, r, s);
+                wide(
+                    #[inline(always)]
+                    || binary_poisson_map(&mu[i..run], &lambda[i..run], at.price, r, s),
+                );
             } else {
                 let mut map = ChunkMap { rate: r, slope: s };
                 with_smooth_family(family, at.price, &mu[i..run], &lambda[i..run], &mut map);
@@ -684,9 +691,15 @@ pub fn rates_at(
         };
         // the two commonest families without a branch a page, so that they use vector instructions
         if family == Response::HarmonicIncomplete {
-            map.harmonic_incomplete(mu, lambda, price);
+            wide(
+                #[inline(always)]
+                || map.harmonic_incomplete(mu, lambda, price),
+            );
         } else if family == Response::BinaryPoisson {
-            map.binary_poisson(mu, lambda, price);
+            wide(
+                #[inline(always)]
+                || map.binary_poisson(mu, lambda, price),
+            );
         } else if !with_smooth_family(family, price, mu, lambda, &mut map) {
             // h only matters to bounds, and there are none
             for (k, r) in (i..run).zip(map.rates.iter_mut()) {
