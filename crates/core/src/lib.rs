@@ -3,8 +3,8 @@
 //! unit tests and inside the distributed job.
 //!
 //! Layers, each importing only those above it:
-//! - [`units`], [`exact_sum`], [`reduce`], [`memory`], [`wide`]: what a number is, exact sums, combining
-//!   partials, how large arrays are backed, loops for the CPU's vector width;
+//! - [`units`], [`exact_sum`], [`reduce`], [`memory`], [`wide`]: what a number is, exact sums,
+//!   combining partials, how large arrays are backed, loops for the CPU's vector width;
 //! - [`objective`]: each URL's best response to a price and the value of any rates;
 //! - [`solve`]: the global multiplier, per-host caps and rates (the problem and its optimum);
 //! - [`schedule`]: integer visits, host timetables, crawler assignment and sequencing, and the exact
