@@ -22,6 +22,16 @@ pub fn wide<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// [`wide`] when `worth` it (a loop long enough to repay the switch), else `f` as it is.
+#[inline(always)]
+pub fn wide_if<R>(worth: bool, f: impl FnOnce() -> R) -> R {
+    if worth {
+        wide(f)
+    } else {
+        f()
+    }
+}
+
 /// `f` inlined into a function compiled for AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]

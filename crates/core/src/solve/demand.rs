@@ -12,7 +12,7 @@
 
 use super::problem::Problem;
 use crate::objective::{binary, harmonic, proportional, Page, Response};
-use crate::wide::wide;
+use crate::wide::{wide, wide_if};
 
 /// Relative half-width of the window in which step responses are smeared into a slope for Newton.
 ///
@@ -405,6 +405,9 @@ pub fn is_smooth(family: Response) -> bool {
     )
 }
 
+/// Pages in a run of one family from which the walk computes its responses in [`wide`] loops.
+const WIDE_RUN: usize = 32;
+
 /// Pages whose responses the walk over every host computes before summing them by host: enough
 /// independent divisions and square roots for the CPU to overlap, few enough for the stack.
 const CHUNK: usize = 256;
@@ -487,13 +490,17 @@ pub fn each_host_demand(problem: &Problem, at: &At, mut host: impl FnMut(usize, 
                 &mut rate[i - start..run - start],
                 &mut slope[i - start..run - start],
             );
+            // (a short run would pay the wide loop's setup for nothing)
+            let long = run - i >= WIDE_RUN;
             if family == Response::HarmonicIncomplete {
-                wide(
+                wide_if(
+                    long,
                     #[inline(always)]
                     || harmonic_incomplete_map(&mu[i..run], &lambda[i..run], at, r, s),
                 );
             } else if family == Response::BinaryPoisson {
-                wide(
+                wide_if(
+                    long,
                     #[inline(always)]
                     || binary_poisson_map(&mu[i..run], &lambda[i..run], at.price, r, s),
                 );
