@@ -218,6 +218,39 @@ fn case_6_no_nan_or_inf_published_and_budgets_within_caps() {
     assert!(rates.iter().all(|r| r.crawl_rate.is_finite()));
 }
 
+#[test]
+fn a_host_s_demand_is_its_budget_unless_its_cap_binds() {
+    // the sample on 2 workers: a few hosts are capped, the rest take their demand
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    run_ok(&["run", "--out", out.to_str().unwrap(), "-q", "-w", "2"]);
+    let hosts = read_hosts_raw(&out);
+    let capped = read_capped(&out);
+    assert_eq!(hosts.len(), capped.len());
+    assert!(capped.iter().any(|&c| c) && capped.iter().any(|&c| !c));
+    for ((host, cap, demand, budget), capped) in hosts.iter().zip(capped) {
+        if capped {
+            let cap = cap.expect("a capped host has a cap");
+            assert!(demand.map_or(true, |d| d > cap), "{host}: {demand:?} <= cap {cap}");
+            assert!(*budget <= cap, "{host}");
+        } else {
+            assert_eq!(*demand, Some(*budget), "{host}");
+        }
+    }
+}
+
+/// The `capped` column of every hosts row.
+fn read_capped(out: &Path) -> Vec<bool> {
+    use arrow_array::cast::AsArray;
+    read_parquet(&out.join("hosts/part-00000.parquet"))
+        .iter()
+        .flat_map(|b| {
+            let c = b.column_by_name("capped").unwrap().as_boolean().clone();
+            (0..b.num_rows()).map(move |i| c.value(i))
+        })
+        .collect()
+}
+
 /// (host, cap, demand, budget) of every hosts row, nulls kept.
 fn read_hosts_raw(out: &Path) -> Vec<(String, Option<f64>, Option<f64>, f64)> {
     use arrow_array::cast::AsArray;
