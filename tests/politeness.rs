@@ -231,7 +231,10 @@ fn a_host_s_demand_is_its_budget_unless_its_cap_binds() {
     for ((host, cap, demand, budget), capped) in hosts.iter().zip(capped) {
         if capped {
             let cap = cap.expect("a capped host has a cap");
-            assert!(demand.map_or(true, |d| d > cap), "{host}: {demand:?} <= cap {cap}");
+            assert!(
+                demand.map_or(true, |d| d > cap),
+                "{host}: {demand:?} <= cap {cap}"
+            );
             assert!(*budget <= cap, "{host}");
         } else {
             assert_eq!(*demand, Some(*budget), "{host}");
