@@ -228,8 +228,9 @@ pub struct Priced {
 pub struct Seed {
     /// The combined spend of all workers at the price.
     pub spend: spend::SpendPartial,
-    /// This worker's hosts whose caps the price may reach, with their demands there (as
-    /// [`spend::spend_partial_keeping`] keeps them).
+    /// This worker's hosts whose caps the price may reach, with their demands there, by ascending
+    /// host (as [`spend::spend_partial_keeping`] keeps them; more is harmless, each is priced
+    /// against its cap, so the polite problem's list serves the problem without caps).
     pub binding: Vec<(usize, Limits)>,
 }
 
