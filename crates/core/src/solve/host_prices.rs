@@ -59,13 +59,16 @@ impl HostPrices {
         &self.capped
     }
 
-    /// Host `h`'s price (a binary search among the capped hosts).
-    pub fn get(&self, h: usize) -> HostPrice {
+    /// Host `h` if its cap binds (a binary search among the capped hosts).
+    pub fn capped_host(&self, h: usize) -> Option<&CappedHost> {
         debug_assert!(h < self.hosts);
-        match self.capped.binary_search_by_key(&h, |c| c.host) {
-            Ok(k) => self.capped[k].price,
-            Err(_) => self.free,
-        }
+        let k = self.capped.binary_search_by_key(&h, |c| c.host).ok()?;
+        Some(&self.capped[k])
+    }
+
+    /// Host `h`'s price.
+    pub fn get(&self, h: usize) -> HostPrice {
+        self.capped_host(h).map_or(self.free, |c| c.price)
     }
 
     /// Every host's price, in host order.

@@ -79,10 +79,9 @@ impl Solution {
     /// Local host `h`'s demand at nu (with nu's step share), fetches per day: its budget unless its
     /// cap binds.
     pub fn demand(&self, h: usize) -> f64 {
-        match self.hosts.capped().binary_search_by_key(&h, |c| c.host) {
-            Ok(k) => self.hosts.capped()[k].demand,
-            Err(_) => self.budgets[h],
-        }
+        self.hosts
+            .capped_host(h)
+            .map_or(self.budgets[h], |c| c.demand)
     }
 }
 
