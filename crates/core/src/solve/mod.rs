@@ -146,7 +146,24 @@ pub fn solve_from<R: AllReduce>(
             let pages = problem.host_pages(run.start).start..problem.host_pages(run.end - 1).end;
             rates_at(problem, pages.clone(), price, fill, &mut rates[pages]);
         }
-        for h in run {
+        let mut h = run.start;
+        while h < run.end {
+            // hosts of one page (the web's long tail) in a stretch: each budget is its page's
+            // rate (0.0 + r, as the sum below gives), with no range to set up per host
+            let singles = match capped {
+                None => one_page_hosts(problem.pages().offsets(), h..run.end),
+                Some(_) => 0,
+            };
+            let first = problem.host_pages(h).start;
+            for &r in &rates[first..first + singles] {
+                let budget = 0.0 + r;
+                used.add(budget);
+                budgets.push(budget);
+            }
+            h += singles;
+            if h == run.end {
+                break;
+            }
             let pages = problem.host_pages(h);
             let mut budget = 0.0;
             for &r in &rates[pages.clone()] {
@@ -157,6 +174,7 @@ pub fn solve_from<R: AllReduce>(
             }
             used.add(budget);
             budgets.push(budget);
+            h += 1;
         }
     }
     let hosts_not_converged = priced
@@ -180,6 +198,16 @@ pub fn solve_from<R: AllReduce>(
         budgets,
         rates,
     })
+}
+
+/// How many of `hosts`, from the first, have one page each (`offsets` as [`Pages::offsets`]).
+fn one_page_hosts(offsets: &[usize], hosts: std::ops::Range<usize>) -> usize {
+    let first = offsets[hosts.start];
+    offsets[hosts.start + 1..=hosts.end]
+        .iter()
+        .zip(first + 1..)
+        .take_while(|&(&o, k)| o == k)
+        .count()
 }
 
 /// Scales a capped host's `rates` down until their sum, in order, is at most `cap` (rounding can put

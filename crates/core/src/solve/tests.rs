@@ -319,3 +319,34 @@ fn a_host_s_demand_is_its_budget_unless_its_cap_binds() {
         }
     }
 }
+
+#[test]
+fn every_budget_is_its_host_s_rates_summed_in_page_order() {
+    // mostly hosts of one page (their stretches take a path of their own), among hosts of two
+    // or three pages, hosts of none, and capped hosts
+    for seed in 0..8 {
+        let objective = [Objective::Harmonic, Objective::Binary][seed as usize % 2];
+        let inst = instance(seed, 700, 500, objective, 0.3, 1.5, 0.3);
+        let problem = inst.problem();
+        let sol = run(&inst);
+        let single = (0..problem.hosts())
+            .filter(|&h| problem.host_pages(h).len() == 1)
+            .count();
+        assert!(single > 100, "seed {seed}: {single} hosts of one page");
+        assert!(
+            !sol.hosts.capped().is_empty(),
+            "seed {seed}: no host capped"
+        );
+        assert_eq!(sol.budgets.len(), problem.hosts());
+        for h in 0..problem.hosts() {
+            let summed = sol.rates[problem.host_pages(h)]
+                .iter()
+                .fold(0.0, |sum, &r| sum + r);
+            assert_eq!(
+                sol.budgets[h].to_bits(),
+                summed.to_bits(),
+                "seed {seed} host {h}"
+            );
+        }
+    }
+}
