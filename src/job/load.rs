@@ -9,17 +9,16 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
-use super::arrange::{self, arrange, Arranged, Part};
+use super::arrange::{self, arrange, Arranged};
 use super::channel::{Reducer, Shuffle};
 use super::fail_point::fail_point;
 use super::heap;
-use super::keys::{host_id, route, route_of, url_id};
+use super::keys::{host_id, route};
 use super::progress::Progress;
+use super::row_sender::{Destinations, RowSender};
 use super::url_dedupe;
-use super::wire::claims::{self, Claim, ClaimBatch, LoserBatch};
-use super::wire::host_memo::HostMemo;
+use super::wire::claims::{self, ClaimBatch, LoserBatch};
 use super::wire::rows::RowBatch;
-use super::wire::BATCH_TEXT_BYTES;
 use crate::io::pages::{self, Reason, Rejected};
 use crate::io::{hosts, inputs};
 use crate::plan::PagesPlan;
@@ -84,9 +83,6 @@ impl LoadChannels {
     }
 }
 
-/// Claims gathered before they are sent (about 1.5 MB).
-const CLAIMS_PER_BATCH: usize = 1 << 16;
-
 /// Reads, exchanges and arranges the page set of `plan`.
 ///
 /// Fails alike on every worker: the inputs (footers, schemas, hosts table) are read by every worker
@@ -147,18 +143,13 @@ pub fn load(
     fail_point("read", index);
     let rows_each = (pages::rows_estimate(&page_files) as usize).div_ceil(peers);
     let part_bits = arrange::part_bits(rows_each, plan.arrange_part_bytes);
-    let parts = 1usize << part_bits;
-    let mut outgoing: Vec<RowBatch> = (0..peers * parts)
-        .map(|k| RowBatch::new((k / parts) as u32).in_part((k % parts) as u32))
-        .collect();
-    let mut memo = HostMemo::new(outgoing.len());
-    let mut claimed: Vec<ClaimBatch> = (0..peers as u32)
-        .map(|dest| ClaimBatch {
-            dest,
-            claims: Vec::new(),
-        })
-        .collect();
-    let claims_channel = &mut channels.claims;
+    let mut sender = RowSender::new(
+        Destinations { peers, part_bits },
+        plan.politeness,
+        with_intervals,
+        pages_channel,
+        &mut channels.claims,
+    );
     let mut rejected: Vec<Rejected> = Vec::new();
     let mut status = ReadStatus::default();
     let mine: Vec<usize> = (index..units.len()).step_by(peers).collect();
@@ -169,48 +160,7 @@ pub fn load(
             &page_files[unit.file as usize],
             unit,
             &plan.defaults,
-            |row| {
-                let (k, entry) = memo.entry_of(
-                    row.host_token,
-                    || {
-                        let host = host_id(row.host.as_bytes());
-                        let dest = route_of(host, peers) as usize;
-                        (
-                            host,
-                            dest * parts + Part::of(host, part_bits).index as usize,
-                        )
-                    },
-                    |k| outgoing[k].name_host(row.host.as_bytes()),
-                );
-                let dest = k / parts;
-                // only a row whose key is not its URL's own can list the URL under another host
-                if !row.key_is_urls_own {
-                    let url = url_id(row.url.as_bytes());
-                    let judge = url_dedupe::judge_of(plan.politeness, row.url, url, peers);
-                    let judge = &mut claimed[judge as usize];
-                    judge.claims.push(Claim::new(url, row.origin, dest as u32));
-                    if judge.claims.len() >= CLAIMS_PER_BATCH {
-                        let dest = judge.dest;
-                        claims_channel.send(std::mem::replace(
-                            judge,
-                            ClaimBatch {
-                                dest,
-                                claims: Vec::with_capacity(CLAIMS_PER_BATCH),
-                            },
-                        ));
-                    }
-                }
-                let batch = &mut outgoing[k];
-                batch.push_under(&row, entry);
-                if with_intervals {
-                    batch.push_intervals(row.min_interval_s, row.max_interval_s);
-                }
-                if batch.text_bytes() >= BATCH_TEXT_BYTES {
-                    let next = batch.successor();
-                    pages_channel.send(std::mem::replace(batch, next).sealed());
-                    memo.sent(k);
-                }
-            },
+            |row| sender.push(&row),
             |r| rejected.push(r),
         );
         match result {
@@ -228,17 +178,12 @@ pub fn load(
         phase.inc(1);
     }
     phase.finish();
-    for batch in outgoing.into_iter().filter(|b| !b.is_empty()) {
-        pages_channel.send(batch.sealed());
-    }
-    for batch in claimed.into_iter().filter(|b| !b.claims.is_empty()) {
-        claims_channel.send(batch);
-    }
+    sender.finish();
     let read_done = Instant::now();
     let received = pages_channel.finish_round(reducer.worker);
     // Rows that repeat a URL under another host: judged at the URL's own host's worker, told to
     // the row's.
-    let judged = claims_channel.finish_round(reducer.worker);
+    let judged = channels.claims.finish_round(reducer.worker);
     // one vector of exactly the claims (collecting from an iterator of batches grew it by doubling:
     // up to twice the claims' 24 bytes a row, at the run's peak)
     let mut claims = Vec::with_capacity(judged.iter().map(|b| b.claims.len()).sum());

@@ -21,6 +21,7 @@ pub mod mesh;
 mod prefetch;
 pub mod progress;
 pub mod route;
+mod row_sender;
 pub mod run;
 pub mod sweep;
 mod url_dedupe;

@@ -10,6 +10,7 @@
 //! by their place in it instead (`io::host_dictionary`): no identity to hash.
 
 use crate::io::host_dictionary::HostToken;
+use crate::job::prefetch::prefetch_at;
 
 /// Slots per batch the memo serves, up to [`MAX_SLOTS`] (24 bytes each).
 const SLOTS_PER_BATCH: usize = 1 << 14;
@@ -112,10 +113,8 @@ impl HostMemo {
     /// to; `name` names it there when the memo does not know it.
     #[inline]
     pub fn entry(&mut self, batch: usize, id: u128, name: impl FnOnce() -> u32) -> u32 {
-        let key = [(id >> 64) as u64, id as u64];
-        // the low half's middle bits: the top bits of the high half are the part, the same in a
-        // batch
-        let at = (key[1] >> 16) as usize % self.slots.len();
+        let key = split(id);
+        let at = self.slot_of(key);
         let slot = &mut self.slots[at];
         let filling = self.fillings[batch];
         if slot.entry != 0 && slot.id == key && slot.filling == filling {
@@ -130,10 +129,30 @@ impl HostMemo {
         entry
     }
 
+    /// Asks for the slot of the host of identity `id` to be brought into cache, ahead of its
+    /// [`HostMemo::entry`].
+    #[inline]
+    pub fn prefetch(&self, id: u128) {
+        prefetch_at(&self.slots[self.slot_of(split(id))]);
+    }
+
+    /// Where the host of identity halves `key` has its slot: the low half's middle bits (the top
+    /// bits of the high half are the part, the same in a batch).
+    #[inline]
+    fn slot_of(&self, key: [u64; 2]) -> usize {
+        (key[1] >> 16) as usize % self.slots.len()
+    }
+
     /// Batch `batch` was sent on and an empty one took its place: its entries are void.
     pub fn sent(&mut self, batch: usize) {
         self.fillings[batch] = self.fillings[batch].wrapping_add(1);
     }
+}
+
+/// An identity as the (high, low) halves a slot keeps.
+#[inline]
+fn split(id: u128) -> [u64; 2] {
+    [(id >> 64) as u64, id as u64]
 }
 
 #[cfg(test)]
