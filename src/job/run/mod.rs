@@ -18,7 +18,6 @@ mod write;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use serde_bytes::ByteBuf;
 use timely::worker::Worker;
 
 use super::channel::{Reducer, Shuffle};
@@ -122,9 +121,8 @@ pub struct Channels {
     pub visits: Option<Shuffle<VisitBatch>>,
     /// Hosts' due times to their crawler's writer (with --timetable).
     pub due: Option<Shuffle<DueBatch>>,
-    /// Host rows and rejected rows to the lead, encoded (one byte string, see
-    /// [`super::channel::ReduceMessage`]).
-    pub gather: Shuffle<(u32, ByteBuf)>,
+    /// Host rows and rejected rows to the lead.
+    pub gather: Shuffle<write::ToLead>,
 }
 
 impl Channels {
@@ -144,7 +142,7 @@ impl Channels {
                 .then(|| Shuffle::new(worker, "ToTimetable", |b: &VisitBatch| b.dest as u64)),
             due: matches!(mode, Some(TimetableMode::Rolling))
                 .then(|| Shuffle::new(worker, "DueToTimetable", |b: &DueBatch| b.dest as u64)),
-            gather: Shuffle::new(worker, "ToLead", |m: &(u32, ByteBuf)| m.0 as u64),
+            gather: Shuffle::new(worker, "ToLead", |m: &write::ToLead| m.dest as u64),
         }
     }
 }
