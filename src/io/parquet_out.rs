@@ -19,6 +19,22 @@ pub const ROW_GROUP_ROWS: usize = 128 * 1024;
 /// and two numbers: 253 MiB against Snappy's 336 MiB).
 const ZSTD_LEVEL: i32 = 1;
 
+/// Columns of measured or computed doubles, whose low bytes are mostly noise: ZSTD level 1 saved
+/// 5-6% of their bytes (7.6 of 8 a value at 100M URLs) for a third of the writer's time. They take
+/// ZSTD's fast level instead, which stores noise as is at little cost and still shrinks repeated
+/// values (a default importance of 1.0 on every row: 630 bytes for 200K rows, against 1.6 MB
+/// uncompressed).
+const MEASURED: [&str; 6] = [
+    "importance",
+    "change_rate",
+    "crawl_rate",
+    "fetch_interval_s",
+    "demand",
+    "budget",
+];
+/// ZSTD's level for [`MEASURED`] columns.
+const MEASURED_ZSTD_LEVEL: i32 = -1;
+
 /// A Parquet file being written batch by batch.
 pub struct Writer {
     path: PathBuf,
@@ -39,9 +55,13 @@ impl Writer {
         // Dictionaries only where values repeat (hosts, reasons, file names): for URLs and measured
         // numbers the writer would hash every value only to give up on a dictionary that never fits.
         for field in schema.fields() {
-            let repeats = matches!(field.name().as_str(), "host" | "reason" | "column" | "file");
-            props = props
-                .set_column_dictionary_enabled(ColumnPath::from(field.name().as_str()), repeats);
+            let name = field.name().as_str();
+            let repeats = matches!(name, "host" | "reason" | "column" | "file");
+            props = props.set_column_dictionary_enabled(ColumnPath::from(name), repeats);
+            if MEASURED.contains(&name) {
+                let fast = Compression::ZSTD(ZstdLevel::try_new(MEASURED_ZSTD_LEVEL)?);
+                props = props.set_column_compression(ColumnPath::from(name), fast);
+            }
         }
         let props = props
             .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?))
@@ -100,4 +120,61 @@ pub fn write(
         w.write(b)?;
     }
     w.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{ArrayRef, Float64Array, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use std::sync::Arc;
+
+    /// Compressed bytes of each column of `path`'s first row group, by name.
+    fn column_sizes(path: &Path) -> Vec<(String, i64)> {
+        let reader = SerializedFileReader::new(File::open(path).unwrap()).unwrap();
+        let group = reader.metadata().row_group(0);
+        group
+            .columns()
+            .iter()
+            .map(|c| (c.column_path().string(), c.compressed_size()))
+            .collect()
+    }
+
+    #[test]
+    fn measured_columns_take_the_fast_level_and_repeated_values_still_shrink() {
+        let rows = 100_000;
+        // a constant importance (the default on every row), a noisy change rate, URLs
+        let importance = Float64Array::from(vec![1.0; rows]);
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let change_rate = Float64Array::from_iter_values((0..rows).map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // spread over a few octaves, as change rates are: level 1 finds 4% in the exponents
+            ((x >> 11) as f64 / (1u64 << 53) as f64 * 8.0 - 4.0).exp()
+        }));
+        let urls =
+            StringArray::from_iter_values((0..rows).map(|i| format!("https://a.example/{i}")));
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("url", DataType::Utf8, false),
+            Field::new("importance", DataType::Float64, false),
+            Field::new("change_rate", DataType::Float64, false),
+        ]));
+        let columns: Vec<ArrayRef> =
+            vec![Arc::new(urls), Arc::new(importance), Arc::new(change_rate)];
+        let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        write(&path, schema, &[batch], &[]).unwrap();
+        let sizes = column_sizes(&path);
+        let raw = (rows * 8) as i64;
+        assert!(
+            sizes[1].1 < raw / 100,
+            "a constant column shrinks: {sizes:?}"
+        );
+        // level 1 wins 4% of these at a cost; the fast level stores them as they are
+        assert!(sizes[2].1 >= raw, "noise is not worked on: {sizes:?}");
+        assert!(sizes[0].1 < raw / 10, "URLs compress at level 1: {sizes:?}");
+    }
 }
