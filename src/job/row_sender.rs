@@ -1,13 +1,14 @@
 //! A reader's rows on their way to their host's worker: batches by worker and part of its hosts,
 //! the memo of each host's entry in them, and the URL claims of rows that may repeat a URL.
 //!
-//! Rows whose host came as plain text (no dictionary token) wait a few rows in a short lookahead:
-//! their host's identity is hashed when they arrive and its memo slot fetched then, so that it is
-//! in cache when the row is placed. Without it, on 1M hosts read in random order (a host column
-//! stored plain: its dictionary outgrew its page), the slot's cache miss was a sixth of the read
-//! phase. Rows of a batch may so go out in another order than read; nothing downstream depends on
+//! Rows the memo must look up by their host's identity (plain host text, or a dictionary value not
+//! met yet) wait a few rows in a short lookahead: the identity is hashed when they arrive and its
+//! memo slot fetched then, so that it is in cache when the row is placed. Without it, on 1M hosts
+//! read in random order (a host column stored plain: its dictionary outgrew its page), the slot's
+//! cache miss was a sixth of the read phase. Rows of a batch may so go out in another order than read; nothing downstream depends on
 //! it (arranging orders every worker's rows by host, URL and origin).
 
+use crate::io::host_dictionary::HostToken;
 use crate::io::pages::{Origin, PageRow};
 use crate::io::politeness_key::PolitenessKey;
 
@@ -95,8 +96,8 @@ impl<'c> RowSender<'c> {
 
     /// Sends `row` on (now, or after a few more rows).
     pub fn push(&mut self, row: &PageRow<'_>) {
-        if row.host_token.is_some() {
-            // known by its token, mostly without a look at the memo's slots
+        if row.host_token.is_some_and(|t| self.memo.knows(t)) {
+            // known by its token: no look at the memo's slots
             self.place(row, None);
             return;
         }
@@ -187,6 +188,7 @@ struct Held {
     min_interval_s: f64,
     max_interval_s: f64,
     origin: Origin,
+    host_token: Option<HostToken>,
 }
 
 impl Lookahead {
@@ -195,7 +197,6 @@ impl Lookahead {
     }
 
     fn hold(&mut self, row: &PageRow<'_>, host: u128) {
-        debug_assert!(row.host_token.is_none());
         self.text.push_str(row.url);
         let url_end = self.text.len();
         self.text.push_str(row.host);
@@ -210,6 +211,7 @@ impl Lookahead {
             min_interval_s: row.min_interval_s,
             max_interval_s: row.max_interval_s,
             origin: row.origin,
+            host_token: row.host_token,
         });
     }
 
@@ -227,7 +229,7 @@ impl Lookahead {
                 min_interval_s: h.min_interval_s,
                 max_interval_s: h.max_interval_s,
                 origin: h.origin,
-                host_token: None,
+                host_token: h.host_token,
             };
             f(&row, h.host);
             start = h.host_end;
@@ -266,7 +268,10 @@ mod tests {
                     file: i % 4,
                     row: u64::from(i) * 3,
                 },
-                host_token: None,
+                host_token: (i % 2 == 0).then_some(HostToken {
+                    dictionary: 7,
+                    index: i / 2,
+                }),
             }
         }
         let mut ahead = Lookahead::default();
@@ -285,6 +290,7 @@ mod tests {
                 assert_eq!(got.min_interval_s.to_bits(), want.min_interval_s.to_bits());
                 assert_eq!(got.max_interval_s, want.max_interval_s);
                 assert_eq!(got.origin, want.origin);
+                assert_eq!(got.host_token, want.host_token);
                 i += 1;
             });
             assert_eq!(i, rows.len(), "round {round}");

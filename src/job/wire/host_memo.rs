@@ -109,6 +109,17 @@ impl HostMemo {
         (batch, entry)
     }
 
+    /// Whether [`HostMemo::entry_of`] finds `token`'s entry, or names its host again, without a
+    /// look at the slots (a value of the current dictionary met before).
+    #[inline]
+    pub fn knows(&self, token: HostToken) -> bool {
+        token.dictionary == self.dictionary
+            && self
+                .known
+                .get(token.index as usize)
+                .is_some_and(|k| k.entry != 0)
+    }
+
     /// The entry of the host of identity `id` in batch `batch`, which every row of the host goes
     /// to; `name` names it there when the memo does not know it.
     #[inline]
@@ -202,7 +213,15 @@ mod tests {
             )
         };
         let token = |dictionary, index| Some(HostToken { dictionary, index });
+        assert!(!memo.knows(HostToken {
+            dictionary: 5,
+            index: 3
+        }));
         assert_eq!(entry(&mut memo, token(5, 3), 7, 1), (1, 1));
+        let knows =
+            |memo: &HostMemo, dictionary, index| memo.knows(HostToken { dictionary, index });
+        assert!(knows(&memo, 5, 3) && !knows(&memo, 5, 2) && !knows(&memo, 5, 4));
+        assert!(!knows(&memo, 6, 3), "another dictionary's value 3");
         assert_eq!(entry(&mut memo, token(5, 3), 7, 1), (1, 1));
         assert_eq!(entry(&mut memo, token(5, 0), 9 << 20, 0), (0, 2));
         // a row without a token, of a host the memo knows: named already
