@@ -14,12 +14,19 @@
 pub fn wide<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx2") {
+        if has_avx2() {
             // SAFETY: the CPU has AVX2, checked just above.
             return unsafe { avx2(f) };
         }
     }
     f()
+}
+
+/// Whether the CPU has AVX2 (checked once), for loops written with its instructions.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn has_avx2() -> bool {
+    std::arch::is_x86_feature_detected!("avx2")
 }
 
 /// [`wide`] when `worth` it (a loop long enough to repay the switch), else `f` as it is.
