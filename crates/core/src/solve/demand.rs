@@ -63,6 +63,45 @@ impl Demand {
             next_below: 0.0,
         }
     }
+
+    /// The demand of a host of one page of a smooth family, given the page's response `rate` and
+    /// its `slope` as the maps give them (a rate of 0 or below: the page is starved): what the
+    /// sums of [`walk_demands`] give such a host, to the sign of a zero.
+    #[inline(always)]
+    pub fn one_smooth(rate: f64, slope: f64) -> Self {
+        let right = 0.0 + rate.max(0.0);
+        Demand {
+            right,
+            left: right,
+            slope: if rate > 0.0 { 0.0 + slope } else { 0.0 },
+            ..Demand::zero()
+        }
+    }
+}
+
+/// What a walk over every host's demand ([`walk_demands`]) does with them; any
+/// `FnMut(host, &Demand)` is one.
+pub trait HostDemands {
+    /// Takes host `h`'s demand.
+    fn host(&mut self, h: usize, d: &Demand);
+
+    /// Takes hosts `first..first + rate.len()`, each of one page of a smooth family, given the
+    /// pages' responses and slopes: the same as [`HostDemands::host`] with [`Demand::one_smooth`]
+    /// of each, in order (the default). A sink overrides it to take a stretch of them in one
+    /// tight loop: per host, the general call costs more than the page's response.
+    #[inline(always)]
+    fn smooth_singles(&mut self, first: usize, rate: &[f64], slope: &[f64]) {
+        for (k, (&r, &s)) in rate.iter().zip(slope).enumerate() {
+            self.host(first + k, &Demand::one_smooth(r, s));
+        }
+    }
+}
+
+impl<F: FnMut(usize, &Demand)> HostDemands for F {
+    #[inline(always)]
+    fn host(&mut self, h: usize, d: &Demand) {
+        self(h, d)
+    }
 }
 
 /// One price and what every page's contribution to the demand at it needs: computed once per price
@@ -450,17 +489,22 @@ fn add_responses(d: &mut Demand, rate: &[f64], slope: &[f64]) {
     (d.right, d.left, d.slope) = (right, left, sum_slope);
 }
 
-/// Calls `host(h, d)` with every host's demand at `at`, in host order: what [`demand_at`] gives
-/// for each host, bit for bit, in one walk over the pages.
+/// Calls `host(h, d)` with every host's demand at `at`, in host order ([`walk_demands`]).
+pub fn each_host_demand(problem: &Problem, at: &At, host: impl FnMut(usize, &Demand)) {
+    walk_demands(problem, at, host)
+}
+
+/// Gives `sink` every host's demand at `at`, in host order: what [`demand_at`] gives for each
+/// host, bit for bit, in one walk over the pages.
 ///
 /// Why a walk: on hosts of one page, a call per host computes one page's chain of divisions and
 /// square root at a time (about 40 ns), where pages taken in chunks, responses first and sums by
 /// host after, overlap in the CPU (measured by `cargo bench -p revisit-core --bench solve`).
-pub fn each_host_demand(problem: &Problem, at: &At, mut host: impl FnMut(usize, &Demand)) {
+pub fn walk_demands(problem: &Problem, at: &At, mut sink: impl HostDemands) {
     let hosts = problem.hosts();
     if problem.is_bounded() {
         for h in 0..hosts {
-            host(h, &demand_generic(problem, h, at.price));
+            sink.host(h, &demand_generic(problem, h, at.price));
         }
         return;
     }
@@ -513,7 +557,7 @@ pub fn each_host_demand(problem: &Problem, at: &At, mut host: impl FnMut(usize, 
         // hosts of one page (the web's long tail), a chunk of them: each page's response is its
         // host's demand, with no run of the sums below to set up per host
         while start == host_end && h + 1 < hosts {
-            host(h, &d);
+            sink.host(h, &d);
             d = Demand::zero();
             h += 1;
             host_end = problem.host_pages(h).end;
@@ -526,31 +570,19 @@ pub fn each_host_demand(problem: &Problem, at: &At, mut host: impl FnMut(usize, 
                 .zip(start..)
                 .all(|(&o, k)| o == k);
         if singles {
-            // (what the sums below give a host of one page, to the sign of a zero)
-            let smooth_one = |r: f64, s: f64| {
-                let r_plus = 0.0 + r.max(0.0);
-                Demand {
-                    right: r_plus,
-                    left: r_plus,
-                    slope: if r > 0.0 { 0.0 + s } else { 0.0 },
-                    ..Demand::zero()
-                }
-            };
             if chunk_smooth {
-                for (k, (&r, &s)) in rate[..len].iter().zip(&slope[..len]).enumerate() {
-                    host(h + k, &smooth_one(r, s));
-                }
+                sink.smooth_singles(h, &rate[..len], &slope[..len]);
             } else {
                 for (k, (&r, &s)) in rate[..len].iter().zip(&slope[..len]).enumerate() {
                     let c = complete[start + k] as usize;
                     let one = if smooth[c] {
-                        smooth_one(r, s)
+                        Demand::one_smooth(r, s)
                     } else {
                         let mut one = Demand::zero();
                         add_jump_page(&mut one, problem.page(start + k), families[c], at);
                         one
                     };
-                    host(h + k, &one);
+                    sink.host(h + k, &one);
                 }
             }
             // the next chunk starts with the host after them
@@ -566,7 +598,7 @@ pub fn each_host_demand(problem: &Problem, at: &At, mut host: impl FnMut(usize, 
         let mut i = start;
         while i < end {
             while i == host_end {
-                host(h, &d);
+                sink.host(h, &d);
                 d = Demand::zero();
                 h += 1;
                 host_end = problem.host_pages(h).end;
@@ -598,7 +630,7 @@ pub fn each_host_demand(problem: &Problem, at: &At, mut host: impl FnMut(usize, 
     }
     // the last host, and any without pages after it
     while h < hosts {
-        host(h, &d);
+        sink.host(h, &d);
         d = Demand::zero();
         h += 1;
     }

@@ -149,17 +149,16 @@ pub fn solve_from<R: AllReduce>(
         let mut h = run.start;
         while h < run.end {
             // hosts of one page (the web's long tail) in a stretch: each budget is its page's
-            // rate (0.0 + r, as the sum below gives), with no range to set up per host
+            // rate (0.0 + r, as the sum below gives), with no range to set up per host, and
+            // summed a slice at a time
             let singles = match capped {
                 None => one_page_hosts(problem.pages().offsets(), h..run.end),
                 Some(_) => 0,
             };
             let first = problem.host_pages(h).start;
-            for &r in &rates[first..first + singles] {
-                let budget = 0.0 + r;
-                used.add(budget);
-                budgets.push(budget);
-            }
+            let start = budgets.len();
+            budgets.extend(rates[first..first + singles].iter().map(|&r| 0.0 + r));
+            used.add_slice(&budgets[start..]);
             h += singles;
             if h == run.end {
                 break;
@@ -201,7 +200,7 @@ pub fn solve_from<R: AllReduce>(
 }
 
 /// How many of `hosts`, from the first, have one page each (`offsets` as [`Pages::offsets`]).
-fn one_page_hosts(offsets: &[usize], hosts: std::ops::Range<usize>) -> usize {
+pub(crate) fn one_page_hosts(offsets: &[usize], hosts: std::ops::Range<usize>) -> usize {
     let first = offsets[hosts.start];
     offsets[hosts.start + 1..=hosts.end]
         .iter()

@@ -137,40 +137,92 @@ pub fn spend_partial_keeping(
         next_below: 0.0,
         ..Default::default()
     };
-    // A host whose cap binds on neither side of the price adds the same to both partials: it is
-    // added once, to `free`, and `free` to both at the end (exact sums: the same bits). Most hosts
-    // are free, so this halves the work per host, which is most of a round's work on hosts of one
-    // page.
-    // Of the free hosts, those without a step at the price (left = right, most of them) add their
-    // demand once, to `level`, which goes to both sums at the end: one exact addition saved a host.
-    let (mut free, mut capped, mut uncapped) = (empty.clone(), empty.clone(), empty);
-    let mut level = ExactSum::new();
-    demand::each_host_demand(
+    let mut spending = Spending {
         problem,
-        &demand::At::new(price),
-        #[inline(always)]
-        |h, d| {
-            let cap = problem.cap(h);
-            // (a host below its cap on the left stays below it whatever share of its steps is taken)
-            if d.left >= cap || d.left.is_nan() {
-                binding.push((h, d.limits()));
-            }
-            if d.left == d.right && d.right < cap {
-                level.add(d.right);
-                free.add_slope_and_steps(f64::INFINITY, d);
-            } else if d.left <= cap && d.right < cap {
-                free.add_host(f64::INFINITY, d);
-            } else {
-                capped.add_host(cap, d);
-                uncapped.add_host(f64::INFINITY, d);
-            }
-        },
-    );
+        binding,
+        free: empty.clone(),
+        capped: empty.clone(),
+        uncapped: empty,
+        level: ExactSum::new(),
+    };
+    demand::walk_demands(problem, &demand::At::new(price), &mut spending);
+    let Spending {
+        mut free,
+        mut capped,
+        mut uncapped,
+        level,
+        ..
+    } = spending;
     free.right.merge(&level);
     free.left.merge(&level);
     capped.combine(free.clone());
     uncapped.combine(free);
     SpendPair { capped, uncapped }
+}
+
+/// Hosts of one page [`Spending`] sums at a time.
+const SINGLES: usize = 256;
+
+/// The sums of [`spend_partial_keeping`] as its walk goes.
+struct Spending<'a> {
+    problem: &'a Problem<'a>,
+    binding: &'a mut Vec<(usize, Limits)>,
+    /// Hosts whose cap binds on neither side of the price: they add the same to both partials, so
+    /// they are added once, here, and this to both at the end (exact sums: the same bits). Most
+    /// hosts are free, so this halves the work per host, which is most of a round's work on hosts
+    /// of one page.
+    free: SpendPartial,
+    capped: SpendPartial,
+    uncapped: SpendPartial,
+    /// Of the free hosts, those without a step at the price (left = right, most of them): they add
+    /// their demand once, here, which goes to both of `free`'s sums at the end: one exact
+    /// addition saved a host.
+    level: ExactSum,
+}
+
+impl demand::HostDemands for &mut Spending<'_> {
+    #[inline(always)]
+    fn host(&mut self, h: usize, d: &Demand) {
+        let cap = self.problem.cap(h);
+        // (a host below its cap on the left stays below it whatever share of its steps is taken)
+        if d.left >= cap || d.left.is_nan() {
+            self.binding.push((h, d.limits()));
+        }
+        if d.left == d.right && d.right < cap {
+            self.level.add(d.right);
+            self.free.add_slope_and_steps(f64::INFINITY, d);
+        } else if d.left <= cap && d.right < cap {
+            self.free.add_host(f64::INFINITY, d);
+        } else {
+            self.capped.add_host(cap, d);
+            self.uncapped.add_host(f64::INFINITY, d);
+        }
+    }
+
+    #[inline(always)]
+    fn smooth_singles(&mut self, first: usize, rate: &[f64], slope: &[f64]) {
+        // the level free hosts' demands and slopes, summed a slice at a time (0 for the others)
+        let mut levels = [0.0; SINGLES];
+        let mut slopes = [0.0; SINGLES];
+        for (start, (rate, slope)) in (first..)
+            .step_by(SINGLES)
+            .zip(rate.chunks(SINGLES).zip(slope.chunks(SINGLES)))
+        {
+            let n = rate.len();
+            for (k, (&r, &s)) in rate.iter().zip(slope).enumerate() {
+                let d = Demand::one_smooth(r, s);
+                // below its cap (so not NaN): a level free host, as `host` takes it, no steps
+                if d.right < self.problem.cap(start + k) {
+                    (levels[k], slopes[k]) = (d.right, d.slope);
+                } else {
+                    (levels[k], slopes[k]) = (0.0, 0.0);
+                    self.host(start + k, &d);
+                }
+            }
+            self.level.add_slice(&levels[..n]);
+            self.free.slope.add_slice(&slopes[..n]);
+        }
+    }
 }
 
 impl SpendPartial {
@@ -254,12 +306,35 @@ pub fn prelude(problem: &Problem) -> Prelude {
         p.sketch.add_run(family, &mu[i..end], &lambda[i..end]);
         i = end;
     }
-    for h in 0..problem.hosts() {
+    let mut h = 0;
+    let mut spends = [0.0; SINGLES];
+    while h < problem.hosts() {
+        // hosts of one page in a stretch, their spends summed a slice at a time
+        // (their pages in a row from the first's, a run of one family at a time)
+        let singles = super::one_page_hosts(pages.offsets(), h..problem.hosts());
+        let (first, end) = (pages.offsets()[h], pages.offsets()[h] + singles);
+        let mut i = first;
+        while i < end {
+            let run = demand::run_end(problem, i, (i + SINGLES).min(end));
+            let family = families[complete[i] as usize];
+            let spends = &mut spends[..run - i];
+            for (spend, i) in spends.iter_mut().zip(i..) {
+                let host = h + (i - first);
+                *spend = problem.cap(host).min(0.0 + family.upper(problem.page(i)));
+            }
+            p.max_spend.add_slice(spends);
+            i = run;
+        }
+        h += singles;
+        if h == problem.hosts() {
+            break;
+        }
         let mut max_demand = 0.0;
         for i in problem.host_pages(h) {
             max_demand += families[complete[i] as usize].upper(problem.page(i));
         }
         p.max_spend.add(problem.cap(h).min(max_demand));
+        h += 1;
     }
     // (the least spend is 0 without bounds: nothing to add)
     p
