@@ -26,6 +26,10 @@ const BIN_SHIFT: u32 = 52 - MANTISSA_BITS_KEPT;
 /// Change rates are summed as integer multiples of 2^-32 per day (rates above 2^32 per day count
 /// as 2^32: a guess loses only rounds).
 const SCALE: f64 = 4294967296.0;
+/// Pages whose switch prices [`SwitchSketch::add_run`] computes at a time.
+const RUN_CHUNK: usize = 256;
+/// 2^52: the f64s from here to 2^53 are the integers.
+const INTEGERS: f64 = 4503599627370496.0;
 
 /// The families a sketch models, each as lambda G(kappa/theta) (see [`shape`]).
 const FAMILIES: [Response; 4] = [
@@ -80,12 +84,35 @@ impl SwitchSketch {
     /// [`SwitchSketch::add`] of every page of a run of one family (importance and change rate
     /// columns).
     pub fn add_run(&mut self, family: Response, mu: &[f64], lambda: &[f64]) {
-        if let Some(s) = slot(family) {
-            let bins = &mut self.bins[s];
-            for (&mu, &lambda) in mu.iter().zip(lambda) {
-                add_to(bins, mu, lambda);
-            }
-        }
+        let Some(s) = slot(family) else {
+            return;
+        };
+        let bins = &mut self.bins[s];
+        // the divisions and the rates' units a chunk at a time, four at a time where the CPU
+        // can, apart from the adds to the bins, which go one at a time
+        crate::wide::wide(
+            #[inline(always)]
+            || {
+                let (mut kappa, mut units) = ([0.0; RUN_CHUNK], [0.0; RUN_CHUNK]);
+                for (mu, lambda) in mu.chunks(RUN_CHUNK).zip(lambda.chunks(RUN_CHUNK)) {
+                    let n = mu.len();
+                    let (kappa, units) = (&mut kappa[..n], &mut units[..n]);
+                    for (k, (&mu, &lambda)) in mu.iter().zip(lambda).enumerate() {
+                        kappa[k] = mu / lambda;
+                        units[k] = (lambda * SCALE).floor() + INTEGERS;
+                    }
+                    for ((&kappa, &units), &lambda) in kappa.iter().zip(&*units).zip(lambda) {
+                        // (an integer below 2^52 plus 2^52 has the integer's bits above 2^52's)
+                        let units = if lambda * SCALE < INTEGERS {
+                            units.to_bits() - INTEGERS.to_bits()
+                        } else {
+                            units_of(lambda)
+                        };
+                        add_units(bins, kappa, lambda, units);
+                    }
+                }
+            },
+        )
     }
 
     /// Whether no page was added.
@@ -116,15 +143,26 @@ impl SwitchSketch {
 /// Adds a page to one family's `bins` (allocated at its first page that responds).
 #[inline(always)]
 fn add_to(bins: &mut Vec<u128>, mu: f64, lambda: f64) {
-    let kappa = mu / lambda;
+    add_units(bins, mu / lambda, lambda, units_of(lambda));
+}
+
+/// A change rate `lambda` in the sketch's units (`as` saturates: a rate beyond 2^32 per day counts
+/// as 2^32).
+#[inline(always)]
+fn units_of(lambda: f64) -> u64 {
+    (lambda * SCALE) as u64
+}
+
+/// [`add_to`] given the page's switch price `kappa` = mu / `lambda` and [`units_of`] `lambda`.
+#[inline(always)]
+fn add_units(bins: &mut Vec<u128>, kappa: f64, lambda: f64, units: u64) {
     if !(lambda > 0.0 && kappa > 0.0 && kappa.is_finite()) {
         return;
     }
     if bins.is_empty() {
         *bins = vec![0; BINS];
     }
-    // `as` saturates: a rate beyond 2^32 per day counts as 2^32
-    bins[(kappa.to_bits() >> BIN_SHIFT) as usize] += (lambda * SCALE) as u64 as u128;
+    bins[(kappa.to_bits() >> BIN_SHIFT) as usize] += units as u128;
 }
 
 impl Combine for SwitchSketch {
