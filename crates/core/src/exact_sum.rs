@@ -234,7 +234,11 @@ fn extract_scalar(sigma: f64, values: &[f64], rest: &mut [f64], high: f64, top: 
         *r = x - q;
         high += q;
         // (a value not finite leaves a NaN rest, which stays)
-        top = if r.abs() > top || r.is_nan() { r.abs() } else { top };
+        top = if r.abs() > top || r.is_nan() {
+            r.abs()
+        } else {
+            top
+        };
     }
     (high, top)
 }

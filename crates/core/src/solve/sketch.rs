@@ -356,4 +356,37 @@ mod tests {
         a.combine(wire);
         assert_eq!(a, whole);
     }
+
+    /// A run added at once is the same sketch as its pages one by one: rates of every size (the
+    /// fast conversion's range and beyond), pages that never respond, a tail past the chunks.
+    #[test]
+    fn a_run_is_its_pages_one_by_one() {
+        let (mut mu, mut lambda) = (Vec::new(), Vec::new());
+        for k in 0..(2 * RUN_CHUNK + 37) {
+            let x = k as f64;
+            mu.push(if k % 29 == 0 {
+                0.0
+            } else {
+                1.0 + (x * 0.61).sin().abs() * 1e3
+            });
+            lambda.push(match k % 7 {
+                0 => 0.0,
+                1 => 1.5e6 + 0.3 * x, // beyond 2^20 changes a day
+                5 => 3e6 * (1.0 + x),
+                2 => 1e12, // beyond 2^32: saturates
+                3 => f64::INFINITY,
+                _ => 1e-4 * (1.0 + x),
+            });
+        }
+        for family in FAMILIES {
+            let mut run = SwitchSketch::default();
+            run.add_run(family, &mu, &lambda);
+            let mut each = SwitchSketch::default();
+            for (&mu, &lambda) in mu.iter().zip(&lambda) {
+                each.add(family, mu, lambda);
+            }
+            assert_eq!(run, each, "{family:?}");
+            assert!(!run.is_empty());
+        }
+    }
 }
