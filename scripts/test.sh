@@ -2,7 +2,8 @@
 # The tests on a fresh machine, in one command: installs what the consumer tests need into a local
 # virtual environment (.venv/, or $REVISIT_VENV): pyarrow and DuckDB, and pyspark when a Java
 # runtime is on the PATH (set REVISIT_SPARK=0 to leave Spark out); then runs `cargo test --release`
-# with that environment's python (REVISIT_PYTHON). Arguments go to cargo test:
+# with that environment's python (REVISIT_PYTHON), and the solver's unit tests at each narrower
+# vector width. Arguments go to cargo test (and leave the narrower widths out):
 #
 #   scripts/test.sh                 # everything
 #   scripts/test.sh --test inputs   # one file of tests
@@ -23,4 +24,12 @@ fi
 # -s: the venv's own python, not the interpreter its symlink points at (which lacks the packages)
 REVISIT_PYTHON=$(realpath -s "$venv/bin/python")
 export REVISIT_PYTHON
-exec cargo test --release "$@"
+cargo test --release "$@"
+# The solver's loops run on the CPU's widest vector instructions; with no arguments, its unit tests
+# run again at each narrower width, where every loop must give the same bits (REVISIT_VECTORS).
+if [ $# -eq 0 ]; then
+  for width in avx2 baseline; do
+    echo "solver unit tests with REVISIT_VECTORS=$width"
+    REVISIT_VECTORS=$width cargo test --release -q -p revisit-core --lib
+  done
+fi
