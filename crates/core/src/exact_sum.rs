@@ -101,19 +101,25 @@ impl ExactSum {
     /// one exact addition a level takes the q's sum. (The tests check it against [`ExactSum::add`]
     /// on values of every kind: they fail with too little headroom.)
     pub fn add_slice(&mut self, xs: &[f64]) {
-        let (mut a, mut b) = ([0.0; SLICE_CHUNK], [0.0; SLICE_CHUNK]);
+        // (a call's scratch, zeroed once: for a short slice, `add_slice_mut` spares even that)
+        let mut rest = [0.0; SLICE_CHUNK];
         for chunk in xs.chunks(SLICE_CHUNK) {
-            let n = chunk.len();
-            self.add_chunk(chunk, &mut a[..n], &mut b[..n]);
+            self.add_chunk(Some(chunk), &mut rest[..chunk.len()]);
         }
     }
 
-    /// [`ExactSum::add_slice`] of `values`, at most [`SLICE_CHUNK`] of them (`rest` and `spare`,
-    /// as long, hold what is left of them between the levels).
-    fn add_chunk<'a>(&mut self, values: &[f64], mut rest: &'a mut [f64], mut spare: &'a mut [f64]) {
-        let mut top = largest_magnitude(values);
-        let mut from = values;
-        let mut level = 0;
+    /// [`ExactSum::add_slice`], leaving in `xs` what it likes (no copy, no scratch).
+    pub fn add_slice_mut(&mut self, xs: &mut [f64]) {
+        for chunk in xs.chunks_mut(SLICE_CHUNK) {
+            self.add_chunk(None, chunk);
+        }
+    }
+
+    /// Adds `values` (at most [`SLICE_CHUNK`] of them; None: they are in `rest`), level by level,
+    /// `rest` (as long) holding what is left of them.
+    fn add_chunk(&mut self, values: Option<&[f64]>, rest: &mut [f64]) {
+        let mut first = values;
+        let mut top = largest_magnitude(first.unwrap_or(rest));
         while top != 0.0 {
             let exponent = top.to_bits() >> 52;
             // sigma's exponent must be finite (and so every value), and the rests' well above the
@@ -121,23 +127,18 @@ impl ExactSum {
             if !(top <= f64::MAX
                 && (LOWEST_EXTRACTED..EXPONENTS as u64 - 1 - SLICE_BITS).contains(&exponent))
             {
-                for &x in from {
+                for &x in first.unwrap_or(rest) {
                     self.add(x);
                 }
                 return;
             }
             let sigma = f64::from_bits((exponent + SLICE_BITS) << 52);
-            let (high, next) = if level == 0 {
-                extract(sigma, values, rest)
-            } else {
-                let out = extract(sigma, rest, spare);
-                std::mem::swap(&mut rest, &mut spare);
-                out
+            let (high, next) = match first.take() {
+                Some(values) => extract(sigma, values, rest),
+                None => extract_in_place(sigma, rest),
             };
             self.add(high);
             top = next;
-            from = rest;
-            level += 1;
         }
     }
 
@@ -215,23 +216,62 @@ impl ExactSum {
 /// |rest|, or NaN if a value is not finite.
 #[inline(always)]
 fn extract(sigma: f64, values: &[f64], rest: &mut [f64]) -> (f64, f64) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if crate::wide::has_avx2() {
-            // SAFETY: the CPU has AVX2, checked just above.
-            return unsafe { extract_avx2(sigma, values, rest) };
-        }
-    }
-    extract_scalar(sigma, values, rest, 0.0, 0.0)
+    assert_eq!(values.len(), rest.len());
+    // SAFETY: both hold values.len() f64, and they do not overlap (one is borrowed mutably).
+    unsafe { extract_raw(sigma, values.as_ptr(), rest.as_mut_ptr(), values.len()) }
 }
 
-/// [`extract`] one value at a time, adding to the high parts `high` and largest rest `top` so far.
+/// [`extract`] of `rest` into itself.
 #[inline(always)]
-fn extract_scalar(sigma: f64, values: &[f64], rest: &mut [f64], high: f64, top: f64) -> (f64, f64) {
+fn extract_in_place(sigma: f64, rest: &mut [f64]) -> (f64, f64) {
+    let at = rest.as_mut_ptr();
+    // SAFETY: rest.len() f64 at `at`, read and written through the one pointer.
+    unsafe { extract_raw(sigma, at, at, rest.len()) }
+}
+
+/// [`extract`] of `n` values at `from` into `to` (the same place, or apart).
+///
+/// # Safety
+/// `from` and `to` must each be valid for `n` f64, and either equal or not overlapping.
+#[inline(always)]
+unsafe fn extract_raw(sigma: f64, from: *const f64, to: *mut f64, n: usize) -> (f64, f64) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::wide::{width, Width};
+        match width() {
+            // SAFETY: the CPU has the instructions (width() checked); the pointers as promised.
+            Width::Avx512 => return unsafe { extract_avx512(sigma, from, to, n) },
+            // SAFETY: as above.
+            Width::Avx2 => return unsafe { extract_avx2(sigma, from, to, n) },
+            Width::Baseline => {}
+        }
+    }
+    // SAFETY: as the caller promised.
+    unsafe { extract_scalar(sigma, from, to, n, 0.0, 0.0) }
+}
+
+/// [`extract_raw`] one value at a time, adding to the high parts `high` and largest rest `top` so
+/// far.
+///
+/// # Safety
+/// As [`extract_raw`].
+#[inline(always)]
+unsafe fn extract_scalar(
+    sigma: f64,
+    from: *const f64,
+    to: *mut f64,
+    n: usize,
+    high: f64,
+    top: f64,
+) -> (f64, f64) {
     let (mut high, mut top) = (high, top);
-    for (&x, r) in values.iter().zip(rest) {
+    for i in 0..n {
+        // SAFETY: i < n, within both.
+        let x = unsafe { from.add(i).read() };
         let q = (sigma + x) - sigma;
-        *r = x - q;
+        let r = x - q;
+        // SAFETY: as above; this value was read already.
+        unsafe { to.add(i).write(r) };
         high += q;
         // (a value not finite leaves a NaN rest, which stays)
         top = if r.abs() > top || r.is_nan() {
@@ -243,12 +283,15 @@ fn extract_scalar(sigma: f64, values: &[f64], rest: &mut [f64], high: f64, top: 
     (high, top)
 }
 
-/// [`extract`] four values at a time.
+/// [`extract_raw`] four values at a time.
+///
+/// # Safety
+/// As [`extract_raw`], on a CPU with AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn extract_avx2(sigma: f64, values: &[f64], rest: &mut [f64]) -> (f64, f64) {
+unsafe fn extract_avx2(sigma: f64, from: *const f64, to: *mut f64, n: usize) -> (f64, f64) {
     use std::arch::x86_64::*;
-    let n = values.len().min(rest.len()) / 4 * 4;
+    let wide = n / 4 * 4;
     let s = _mm256_set1_pd(sigma);
     let magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX));
     let (mut high, mut top, mut bad) = (
@@ -256,13 +299,13 @@ unsafe fn extract_avx2(sigma: f64, values: &[f64], rest: &mut [f64]) -> (f64, f6
         _mm256_setzero_pd(),
         _mm256_setzero_pd(),
     );
-    for i in (0..n).step_by(4) {
-        // SAFETY: i + 4 <= n, within both slices.
-        let x = unsafe { _mm256_loadu_pd(values.as_ptr().add(i)) };
+    for i in (0..wide).step_by(4) {
+        // SAFETY: i + 4 <= n, within both; these four are read before they are written.
+        let x = unsafe { _mm256_loadu_pd(from.add(i)) };
         let q = _mm256_sub_pd(_mm256_add_pd(s, x), s);
         let r = _mm256_sub_pd(x, q);
         // SAFETY: as above.
-        unsafe { _mm256_storeu_pd(rest.as_mut_ptr().add(i), r) };
+        unsafe { _mm256_storeu_pd(to.add(i), r) };
         high = _mm256_add_pd(high, q);
         top = _mm256_max_pd(top, _mm256_and_pd(r, magnitude));
         // a NaN rest (from a value not finite) marks the lane
@@ -281,7 +324,46 @@ unsafe fn extract_avx2(sigma: f64, values: &[f64], rest: &mut [f64]) -> (f64, f6
     };
     // (every partial sum of the high parts is exact, so these are too)
     let high = highs.into_iter().sum::<f64>();
-    extract_scalar(sigma, &values[n..], &mut rest[n..], high, largest)
+    // SAFETY: the tail, within both.
+    unsafe { extract_scalar(sigma, from.add(wide), to.add(wide), n - wide, high, largest) }
+}
+
+/// [`extract_raw`] eight values at a time (as [`extract_avx2`]).
+///
+/// # Safety
+/// As [`extract_raw`], on a CPU with AVX-512.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn extract_avx512(sigma: f64, from: *const f64, to: *mut f64, n: usize) -> (f64, f64) {
+    use std::arch::x86_64::*;
+    let wide = n / 8 * 8;
+    let s = _mm512_set1_pd(sigma);
+    let (mut high, mut top, mut bad) = (_mm512_setzero_pd(), _mm512_setzero_pd(), 0u8);
+    for i in (0..wide).step_by(8) {
+        // SAFETY: i + 8 <= n, within both; these eight are read before they are written.
+        let x = unsafe { _mm512_loadu_pd(from.add(i)) };
+        let q = _mm512_sub_pd(_mm512_add_pd(s, x), s);
+        let r = _mm512_sub_pd(x, q);
+        // SAFETY: as above.
+        unsafe { _mm512_storeu_pd(to.add(i), r) };
+        high = _mm512_add_pd(high, q);
+        top = _mm512_max_pd(top, _mm512_abs_pd(r));
+        bad |= _mm512_cmp_pd_mask::<_CMP_UNORD_Q>(r, r);
+    }
+    let (mut highs, mut tops) = ([0.0; 8], [0.0; 8]);
+    // SAFETY: eight f64 each.
+    unsafe {
+        _mm512_storeu_pd(highs.as_mut_ptr(), high);
+        _mm512_storeu_pd(tops.as_mut_ptr(), top);
+    }
+    let largest = if bad != 0 {
+        f64::NAN
+    } else {
+        tops.into_iter().fold(0.0, f64::max)
+    };
+    let high = highs.into_iter().sum::<f64>();
+    // SAFETY: the tail, within both.
+    unsafe { extract_scalar(sigma, from.add(wide), to.add(wide), n - wide, high, largest) }
 }
 
 /// The largest |x| of `xs` (NaN if one is NaN).
@@ -289,9 +371,13 @@ unsafe fn extract_avx2(sigma: f64, values: &[f64], rest: &mut [f64]) -> (f64, f6
 fn largest_magnitude(xs: &[f64]) -> f64 {
     #[cfg(target_arch = "x86_64")]
     {
-        if crate::wide::has_avx2() {
-            // SAFETY: the CPU has AVX2, checked just above.
-            return unsafe { largest_magnitude_avx2(xs) };
+        use crate::wide::{width, Width};
+        match width() {
+            // SAFETY: the CPU has the instructions (width() checked).
+            Width::Avx512 => return unsafe { largest_magnitude_avx512(xs) },
+            // SAFETY: as above.
+            Width::Avx2 => return unsafe { largest_magnitude_avx2(xs) },
+            Width::Baseline => {}
         }
     }
     largest_magnitude_scalar(xs, 0.0)
@@ -329,6 +415,28 @@ unsafe fn largest_magnitude_avx2(xs: &[f64]) -> f64 {
     let mut tops = [0.0; 4];
     // SAFETY: four f64.
     unsafe { _mm256_storeu_pd(tops.as_mut_ptr(), top) };
+    largest_magnitude_scalar(&xs[n..], tops.into_iter().fold(0.0, f64::max))
+}
+
+/// [`largest_magnitude`] eight values at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn largest_magnitude_avx512(xs: &[f64]) -> f64 {
+    use std::arch::x86_64::*;
+    let n = xs.len() / 8 * 8;
+    let (mut top, mut bad) = (_mm512_setzero_pd(), 0u8);
+    for i in (0..n).step_by(8) {
+        // SAFETY: i + 8 <= n, within the slice.
+        let x = unsafe { _mm512_loadu_pd(xs.as_ptr().add(i)) };
+        top = _mm512_max_pd(top, _mm512_abs_pd(x));
+        bad |= _mm512_cmp_pd_mask::<_CMP_UNORD_Q>(x, x);
+    }
+    if bad != 0 {
+        return f64::NAN;
+    }
+    let mut tops = [0.0; 8];
+    // SAFETY: eight f64.
+    unsafe { _mm512_storeu_pd(tops.as_mut_ptr(), top) };
     largest_magnitude_scalar(&xs[n..], tops.into_iter().fold(0.0, f64::max))
 }
 
@@ -508,9 +616,16 @@ mod tests {
             for xs in [&xs, &narrow] {
                 let mut slice = ExactSum::new();
                 slice.add_slice(xs);
+                let mut in_place = ExactSum::new();
+                in_place.add_slice_mut(&mut xs.clone());
                 let each: ExactSum = xs.iter().copied().collect();
-                let (a, b) = (slice.value(), each.value());
-                prop_assert!(a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()), "{a} {b}");
+                for sum in [&slice, &in_place] {
+                    let (a, b) = (sum.value(), each.value());
+                    prop_assert!(
+                        a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+                        "{a} {b}"
+                    );
+                }
             }
         }
 
@@ -528,7 +643,9 @@ mod tests {
         let sigma = f64::from_bits(((top.to_bits() >> 52) + SLICE_BITS) << 52);
         let (mut a, mut b) = (vec![0.0; xs.len()], vec![0.0; xs.len()]);
         let (high_a, top_a) = extract(sigma, &xs, &mut a);
-        let (high_b, top_b) = extract_scalar(sigma, &xs, &mut b, 0.0, 0.0);
+        // SAFETY: xs and b hold xs.len() f64 each, apart.
+        let (high_b, top_b) =
+            unsafe { extract_scalar(sigma, xs.as_ptr(), b.as_mut_ptr(), xs.len(), 0.0, 0.0) };
         prop_assert_eq!(high_a.to_bits(), high_b.to_bits());
         prop_assert_eq!(top_a.to_bits(), top_b.to_bits());
         prop_assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()));

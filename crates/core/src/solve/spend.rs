@@ -144,6 +144,8 @@ pub fn spend_partial_keeping(
         capped: empty.clone(),
         uncapped: empty,
         level: ExactSum::new(),
+        levels: [0.0; SINGLES],
+        slopes: [0.0; SINGLES],
     };
     demand::walk_demands(problem, &demand::At::new(price), &mut spending);
     let Spending {
@@ -178,6 +180,10 @@ struct Spending<'a> {
     /// their demand once, here, which goes to both of `free`'s sums at the end: one exact
     /// addition saved a host.
     level: ExactSum,
+    /// Scratch for a stretch of one-page hosts' demands and slopes (kept: zeroing them for each
+    /// stretch cost as much as summing them).
+    levels: [f64; SINGLES],
+    slopes: [f64; SINGLES],
 }
 
 impl demand::HostDemands for &mut Spending<'_> {
@@ -202,8 +208,7 @@ impl demand::HostDemands for &mut Spending<'_> {
     #[inline(always)]
     fn smooth_singles(&mut self, first: usize, rate: &[f64], slope: &[f64]) {
         // the level free hosts' demands and slopes, summed a slice at a time (0 for the others)
-        let mut levels = [0.0; SINGLES];
-        let mut slopes = [0.0; SINGLES];
+        let this = &mut **self;
         for (start, (rate, slope)) in (first..)
             .step_by(SINGLES)
             .zip(rate.chunks(SINGLES).zip(slope.chunks(SINGLES)))
@@ -212,15 +217,15 @@ impl demand::HostDemands for &mut Spending<'_> {
             for (k, (&r, &s)) in rate.iter().zip(slope).enumerate() {
                 let d = Demand::one_smooth(r, s);
                 // below its cap (so not NaN): a level free host, as `host` takes it, no steps
-                if d.right < self.problem.cap(start + k) {
-                    (levels[k], slopes[k]) = (d.right, d.slope);
+                if d.right < this.problem.cap(start + k) {
+                    (this.levels[k], this.slopes[k]) = (d.right, d.slope);
                 } else {
-                    (levels[k], slopes[k]) = (0.0, 0.0);
-                    self.host(start + k, &d);
+                    (this.levels[k], this.slopes[k]) = (0.0, 0.0);
+                    (&mut *this).host(start + k, &d);
                 }
             }
-            self.level.add_slice(&levels[..n]);
-            self.free.slope.add_slice(&slopes[..n]);
+            this.level.add_slice_mut(&mut this.levels[..n]);
+            this.free.slope.add_slice_mut(&mut this.slopes[..n]);
         }
     }
 }
@@ -322,7 +327,7 @@ pub fn prelude(problem: &Problem) -> Prelude {
                 let host = h + (i - first);
                 *spend = problem.cap(host).min(0.0 + family.upper(problem.page(i)));
             }
-            p.max_spend.add_slice(spends);
+            p.max_spend.add_slice_mut(spends);
             i = run;
         }
         h += singles;
