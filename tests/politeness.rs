@@ -180,7 +180,7 @@ fn case_6_no_nan_or_inf_published_and_budgets_within_caps() {
         let cap = cap.expect("every sample host has a delay");
         assert!(cap.is_finite() && budget.is_finite(), "{host}");
         assert!(
-            demand.map_or(true, f64::is_finite),
+            demand.is_none_or(f64::is_finite),
             "{host}: demand {demand:?}"
         );
         assert!(budget <= &cap, "{host}: budget {budget} > cap {cap}");
@@ -213,7 +213,7 @@ fn case_6_no_nan_or_inf_published_and_budgets_within_caps() {
     assert_eq!(free.1, None);
     assert!(hosts
         .iter()
-        .all(|h| h.1.map_or(true, f64::is_finite) && h.3.is_finite()));
+        .all(|h| h.1.is_none_or(f64::is_finite) && h.3.is_finite()));
     let rates = read_rates(&out);
     assert!(rates.iter().all(|r| r.crawl_rate.is_finite()));
 }
@@ -232,7 +232,7 @@ fn a_host_s_demand_is_its_budget_unless_its_cap_binds() {
         if capped {
             let cap = cap.expect("a capped host has a cap");
             assert!(
-                demand.map_or(true, |d| d > cap),
+                demand.is_none_or(|d| d > cap),
                 "{host}: {demand:?} <= cap {cap}"
             );
             assert!(*budget <= cap, "{host}");

@@ -40,7 +40,7 @@ struct Dictionary<'a> {
 impl Dictionary<'_> {
     #[inline]
     fn is_valid(&self, i: usize) -> bool {
-        self.nulls.map_or(true, |n| n.is_valid(i))
+        self.nulls.is_none_or(|n| n.is_valid(i))
     }
 }
 

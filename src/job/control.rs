@@ -280,7 +280,7 @@ pub fn give_up(message: String) -> ! {
     }
     let publication = PUBLICATION.lock().ok().and_then(|p| p.clone());
     if let Some(p) = publication {
-        let lead = STATE.get().map_or(true, |s| s.cluster.process == 0);
+        let lead = STATE.get().is_none_or(|s| s.cluster.process == 0);
         // the lead lets a swap in progress finish (and stops any later one); the others move the
         // staging folder away, so that a lead that was only slow cannot swap it in after we left
         let _held = if lead {

@@ -258,17 +258,21 @@ mod tests {
             PageRow {
                 url,
                 host,
-                key_is_urls_own: i % 3 == 0,
+                key_is_urls_own: i.is_multiple_of(3),
                 importance: f64::from(i) + 0.5,
                 change_rate: f64::from(i) / 8.0,
                 complete_obs: i % 2 == 1,
-                min_interval_s: if i % 5 == 0 { f64::NAN } else { f64::from(i) },
+                min_interval_s: if i.is_multiple_of(5) {
+                    f64::NAN
+                } else {
+                    f64::from(i)
+                },
                 max_interval_s: f64::from(i) * 10.0,
                 origin: Origin {
                     file: i % 4,
                     row: u64::from(i) * 3,
                 },
-                host_token: (i % 2 == 0).then_some(HostToken {
+                host_token: i.is_multiple_of(2).then_some(HostToken {
                     dictionary: 7,
                     index: i / 2,
                 }),

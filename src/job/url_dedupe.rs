@@ -144,7 +144,7 @@ mod tests {
             assert!(own.contains(w), "{w:?}");
         }
         // no row that claimed already, and at most one in 16 of the unclaimed URLs' rows
-        assert!(own.iter().all(|c| unpack(c.origin).row % 10 != 0));
+        assert!(own.iter().all(|c| !unpack(c.origin).row.is_multiple_of(10)));
         assert!(own.len() <= wanted.len() + 900 / 16, "{}", own.len());
         assert!(own_claims(std::slice::from_ref(&held), &[], 0).is_empty());
     }

@@ -45,7 +45,7 @@ impl Origins {
     pub fn push(&mut self, packed: u64) {
         let row = self.steps.len();
         let step = packed.wrapping_sub(self.last);
-        if row % BLOCK == 0 {
+        if row.is_multiple_of(BLOCK) {
             self.marks.push(packed);
             self.steps.push(0);
         } else if (1..=u8::MAX as u64).contains(&step) {

@@ -131,7 +131,10 @@ impl Evidence {
 
     /// The evidence [`Evidence::to_bytes`] wrote; None if `bytes` are not such evidence.
     pub fn from_bytes(bytes: &[u8]) -> Option<Evidence> {
-        if bytes.len() < HEADER_BYTES || (bytes.len() - HEADER_BYTES) % 4 != 0 || bytes[0] > 3 {
+        if bytes.len() < HEADER_BYTES
+            || !(bytes.len() - HEADER_BYTES).is_multiple_of(4)
+            || bytes[0] > 3
+        {
             return None;
         }
         let last_at = f64::from_le_bytes(bytes[1..9].try_into().ok()?);

@@ -217,7 +217,7 @@ pub fn quiet_start(hosts: &[CrawlerHost], gap_s: f64, horizon_s: f64) -> f64 {
             let idle = (at - previous) - owed;
             owed = (-idle).max(0.0) + gap_s;
             previous = at;
-            if lap == 1 && idle > 0.0 && best.map_or(true, |(b, _)| idle > b) {
+            if lap == 1 && idle > 0.0 && best.is_none_or(|(b, _)| idle > b) {
                 best = Some((idle, p));
             }
         }
@@ -374,7 +374,7 @@ fn tighter_soon(
         let wi = w as usize;
         let end = hosts[wi].planned_s[next[wi]] + spare[wi];
         let key = end.max(0.0).to_bits();
-        if end < busy_until && key < slack && best.map_or(true, |(b, _)| key < b) {
+        if end < busy_until && key < slack && best.is_none_or(|(b, _)| key < b) {
             best = Some((key, ready));
         }
     }

@@ -215,7 +215,7 @@ fn carousel_order(visits: &[u32], total: u64) -> Vec<u32> {
 fn golden_order(visits: &[u32], total: u64) -> Vec<u32> {
     let mut owner = Vec::with_capacity(total as usize);
     for (i, &x) in visits.iter().enumerate() {
-        owner.extend(std::iter::repeat(i as u32).take(x as usize));
+        owner.extend(std::iter::repeat_n(i as u32, x as usize));
     }
     let mut js: Vec<(f64, u64)> = (0..total)
         .map(|j| ((j as f64 * INV_PHI).fract(), j))
