@@ -88,27 +88,47 @@ impl SwitchSketch {
             return;
         };
         let bins = &mut self.bins[s];
-        // the divisions and the rates' units a chunk at a time, four at a time where the CPU
-        // can, apart from the adds to the bins, which go one at a time
+        // per page, its bin and its rate's units, a chunk at a time, many at a time in vector
+        // instructions (0 units for a page that never responds, and the old way for a rate too
+        // large for the fast conversion); the adds to the bins after, one at a time
         crate::wide::wide(
             #[inline(always)]
             || {
-                let (mut kappa, mut units) = ([0.0; RUN_CHUNK], [0.0; RUN_CHUNK]);
+                let (mut bin, mut units) = ([0u64; RUN_CHUNK], [0u64; RUN_CHUNK]);
                 for (mu, lambda) in mu.chunks(RUN_CHUNK).zip(lambda.chunks(RUN_CHUNK)) {
                     let n = mu.len();
-                    let (kappa, units) = (&mut kappa[..n], &mut units[..n]);
+                    let (bin, units) = (&mut bin[..n], &mut units[..n]);
+                    let (mut responds, mut large) = (false, false);
                     for (k, (&mu, &lambda)) in mu.iter().zip(lambda).enumerate() {
-                        kappa[k] = mu / lambda;
-                        units[k] = (lambda * SCALE).floor() + INTEGERS;
-                    }
-                    for ((&kappa, &units), &lambda) in kappa.iter().zip(&*units).zip(lambda) {
+                        let kappa = mu / lambda;
+                        let adds = lambda > 0.0 && kappa > 0.0 && kappa.is_finite();
+                        let v = lambda * SCALE;
                         // (an integer below 2^52 plus 2^52 has the integer's bits above 2^52's)
-                        let units = if lambda * SCALE < INTEGERS {
-                            units.to_bits() - INTEGERS.to_bits()
+                        let fast = (v.floor() + INTEGERS).to_bits() - INTEGERS.to_bits();
+                        bin[k] = if adds {
+                            kappa.to_bits() >> BIN_SHIFT
                         } else {
-                            units_of(lambda)
+                            0
                         };
-                        add_units(bins, kappa, lambda, units);
+                        units[k] = if adds && v < INTEGERS { fast } else { 0 };
+                        responds |= adds;
+                        large |= adds && !(v < INTEGERS);
+                    }
+                    if !responds {
+                        continue;
+                    }
+                    if bins.is_empty() {
+                        *bins = vec![0; BINS];
+                    }
+                    for (&b, &u) in bin.iter().zip(&*units) {
+                        bins[b as usize] += u as u128;
+                    }
+                    if large {
+                        for (&mu, &lambda) in mu.iter().zip(lambda) {
+                            if lambda * SCALE >= INTEGERS {
+                                add_to(bins, mu, lambda);
+                            }
+                        }
                     }
                 }
             },
@@ -143,26 +163,15 @@ impl SwitchSketch {
 /// Adds a page to one family's `bins` (allocated at its first page that responds).
 #[inline(always)]
 fn add_to(bins: &mut Vec<u128>, mu: f64, lambda: f64) {
-    add_units(bins, mu / lambda, lambda, units_of(lambda));
-}
-
-/// A change rate `lambda` in the sketch's units (`as` saturates: a rate beyond 2^32 per day counts
-/// as 2^32).
-#[inline(always)]
-fn units_of(lambda: f64) -> u64 {
-    (lambda * SCALE) as u64
-}
-
-/// [`add_to`] given the page's switch price `kappa` = mu / `lambda` and [`units_of`] `lambda`.
-#[inline(always)]
-fn add_units(bins: &mut Vec<u128>, kappa: f64, lambda: f64, units: u64) {
+    let kappa = mu / lambda;
     if !(lambda > 0.0 && kappa > 0.0 && kappa.is_finite()) {
         return;
     }
     if bins.is_empty() {
         *bins = vec![0; BINS];
     }
-    bins[(kappa.to_bits() >> BIN_SHIFT) as usize] += units as u128;
+    // `as` saturates: a rate beyond 2^32 per day counts as 2^32
+    bins[(kappa.to_bits() >> BIN_SHIFT) as usize] += (lambda * SCALE) as u64 as u128;
 }
 
 impl Combine for SwitchSketch {
