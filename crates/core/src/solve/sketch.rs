@@ -112,7 +112,7 @@ impl SwitchSketch {
                         };
                         units[k] = if adds && v < INTEGERS { fast } else { 0 };
                         responds |= adds;
-                        large |= adds && !(v < INTEGERS);
+                        large |= adds && v >= INTEGERS;
                     }
                     if !responds {
                         continue;
