@@ -274,7 +274,15 @@ pub fn run_end(problem: &Problem, i: usize, end: usize) -> usize {
         return end;
     }
     let complete = &problem.pages().complete_obs()[i..end];
-    i + complete.iter().take_while(|&&c| c == complete[0]).count()
+    let Some(&first) = complete.first() else {
+        return end;
+    };
+    // (most runs are all that is left: a test of every flag, without an early exit, which
+    // vector instructions do many at a time)
+    if complete.iter().fold(true, |same, &c| same & (c == first)) {
+        return end;
+    }
+    i + complete.iter().take_while(|&&c| c == first).count()
 }
 
 /// Adds a run of pages of one smooth family without a floor: what [`add_page`] does for such pages
@@ -563,12 +571,13 @@ pub fn walk_demands(problem: &Problem, at: &At, mut sink: impl HostDemands) {
             host_end = problem.host_pages(h).end;
         }
         let len = end - start;
+        // (every offset tested, without an early exit: many at a time in vector instructions)
         let singles = h + len < offsets.len()
             && offsets[h] == start
             && offsets[h..=h + len]
                 .iter()
                 .zip(start..)
-                .all(|(&o, k)| o == k);
+                .fold(true, |one, (&o, k)| one & (o == k));
         if singles {
             if chunk_smooth {
                 sink.smooth_singles(h, &rate[..len], &slope[..len]);

@@ -279,6 +279,12 @@ impl<'p> Problem<'p> {
         self.pages.host_pages(h)
     }
 
+    /// The politeness caps of `hosts`, fetches per day (None without politeness: no cap).
+    #[inline]
+    pub fn caps(&self, hosts: std::ops::Range<usize>) -> Option<&[f64]> {
+        self.polite.then(|| &self.pages.caps()[hosts])
+    }
+
     /// The cap of host `h` in this problem, fetches per day (+inf without caps).
     #[inline]
     pub fn cap(&self, h: usize) -> f64 {

@@ -162,8 +162,38 @@ pub fn spend_partial_keeping(
     SpendPair { capped, uncapped }
 }
 
+/// Writes the demands and slopes of one-page hosts below their `caps` to `levels` and `slopes` (0
+/// for the others), given their pages' responses; returns whether there are others. Many at a time
+/// in vector instructions.
+#[inline(always)]
+fn level_singles(
+    rate: &[f64],
+    slope: &[f64],
+    caps: &[f64],
+    levels: &mut [f64; SINGLES],
+    slopes: &mut [f64; SINGLES],
+) -> bool {
+    crate::wide::wide(
+        #[inline(always)]
+        || {
+            let mut others = false;
+            let out = levels.iter_mut().zip(slopes.iter_mut());
+            for (((&r, &s), &cap), (level, slope)) in rate.iter().zip(slope).zip(caps).zip(out) {
+                let d = Demand::one_smooth(r, s);
+                let below = d.right < cap;
+                *level = if below { d.right } else { 0.0 };
+                *slope = if below { d.slope } else { 0.0 };
+                others |= !below;
+            }
+            others
+        },
+    )
+}
+
 /// Hosts of one page [`Spending`] sums at a time.
 const SINGLES: usize = 256;
+/// The caps of as many hosts without politeness.
+static NO_CAPS: [f64; SINGLES] = [f64::INFINITY; SINGLES];
 
 /// The sums of [`spend_partial_keeping`] as its walk goes.
 struct Spending<'a> {
@@ -214,14 +244,25 @@ impl demand::HostDemands for &mut Spending<'_> {
             .zip(rate.chunks(SINGLES).zip(slope.chunks(SINGLES)))
         {
             let n = rate.len();
-            for (k, (&r, &s)) in rate.iter().zip(slope).enumerate() {
-                let d = Demand::one_smooth(r, s);
-                // below its cap (so not NaN): a level free host, as `host` takes it, no steps
-                if d.right < this.problem.cap(start + k) {
-                    (this.levels[k], this.slopes[k]) = (d.right, d.slope);
-                } else {
-                    (this.levels[k], this.slopes[k]) = (0.0, 0.0);
-                    (&mut *this).host(start + k, &d);
+            let hosts = start..start + n;
+            // below its cap (so not NaN): a level free host, as `host` takes it, no steps; the
+            // others (rare) go to `host` after, one by one
+            let others = match this.problem.caps(hosts.clone()) {
+                Some(caps) => level_singles(rate, slope, caps, &mut this.levels, &mut this.slopes),
+                None => level_singles(
+                    rate,
+                    slope,
+                    &NO_CAPS[..n],
+                    &mut this.levels,
+                    &mut this.slopes,
+                ),
+            };
+            if others {
+                for (h, (&r, &s)) in hosts.zip(rate.iter().zip(slope)) {
+                    let d = Demand::one_smooth(r, s);
+                    if d.right >= this.problem.cap(h) || d.right.is_nan() {
+                        (&mut *this).host(h, &d);
+                    }
                 }
             }
             this.level.add_slice_mut(&mut this.levels[..n]);
