@@ -274,15 +274,37 @@ pub fn run_end(problem: &Problem, i: usize, end: usize) -> usize {
         return end;
     }
     let complete = &problem.pages().complete_obs()[i..end];
-    let Some(&first) = complete.first() else {
-        return end;
-    };
-    // (most runs are all that is left: a test of every flag, without an early exit, which
-    // vector instructions do many at a time)
-    if complete.iter().fold(true, |same, &c| same & (c == first)) {
-        return end;
-    }
-    i + complete.iter().take_while(|&&c| c == first).count()
+    i + complete.iter().take_while(|&&c| c == complete[0]).count()
+}
+
+/// The runs of one family that make up `pages`, in order: as [`run_end`] cuts them, but all of
+/// `pages` at once when they share a family, tested without an early exit (which vector
+/// instructions do many flags at a time, where [`run_end`] takes one at a time).
+#[inline(always)]
+pub fn runs<'p>(
+    problem: &'p Problem,
+    pages: std::ops::Range<usize>,
+) -> impl Iterator<Item = std::ops::Range<usize>> + 'p {
+    let objective = problem.objective();
+    let complete = &problem.pages().complete_obs()[pages.clone()];
+    let one = Response::of(objective, false) == Response::of(objective, true)
+        || complete
+            .iter()
+            .fold(true, |same, &c| same & (c == complete[0]));
+    let mut i = pages.start;
+    std::iter::from_fn(move || {
+        if i >= pages.end {
+            return None;
+        }
+        let end = if one {
+            pages.end
+        } else {
+            run_end(problem, i, pages.end)
+        };
+        let run = i..end;
+        i = end;
+        Some(run)
+    })
 }
 
 /// Adds a run of pages of one smooth family without a floor: what [`add_page`] does for such pages
@@ -533,10 +555,10 @@ pub fn walk_demands(problem: &Problem, at: &At, mut sink: impl HostDemands) {
     for start in (0..mu.len()).step_by(CHUNK) {
         let end = (start + CHUNK).min(mu.len());
         // responses, a run of one family at a time (jump families are left to the sums)
-        let mut i = start;
         let mut chunk_smooth = true;
-        while i < end {
-            let (family, run) = (problem.response(i), run_end(problem, i, end));
+        for run in runs(problem, start..end) {
+            let (i, run) = (run.start, run.end);
+            let family = problem.response(i);
             chunk_smooth &= is_smooth(family);
             let (r, s) = (
                 &mut rate[i - start..run - start],
@@ -560,7 +582,6 @@ pub fn walk_demands(problem: &Problem, at: &At, mut sink: impl HostDemands) {
                 let mut map = ChunkMap { rate: r, slope: s };
                 with_smooth_family(family, at.price, &mu[i..run], &lambda[i..run], &mut map);
             }
-            i = run;
         }
         // hosts of one page (the web's long tail), a chunk of them: each page's response is its
         // host's demand, with no run of the sums below to set up per host
@@ -727,9 +748,9 @@ pub fn rates_at(
 ) {
     debug_assert!(!problem.is_bounded() && rates.len() == pages.len());
     let (mu, lambda) = (problem.pages().importance(), problem.pages().change_rate());
-    let mut i = pages.start;
-    while i < pages.end {
-        let (family, run) = (problem.response(i), run_end(problem, i, pages.end));
+    for run in runs(problem, pages.clone()) {
+        let (i, run) = (run.start, run.end);
+        let family = problem.response(i);
         let out = &mut rates[i - pages.start..run - pages.start];
         let (mu, lambda) = (&mu[i..run], &lambda[i..run]);
         let mut map = RateMap {
@@ -754,7 +775,6 @@ pub fn rates_at(
                 *r = page_rate(problem, 0, k, price, fill);
             }
         }
-        i = run;
     }
 }
 

@@ -28,6 +28,8 @@ const BIN_SHIFT: u32 = 52 - MANTISSA_BITS_KEPT;
 const SCALE: f64 = 4294967296.0;
 /// Pages whose switch prices [`SwitchSketch::add_run`] computes at a time.
 const RUN_CHUNK: usize = 256;
+/// Runs shorter than this are added page by page (the vector loop's setup would cost more).
+const SHORT_RUN: usize = 32;
 /// 2^52: the f64s from here to 2^53 are the integers.
 const INTEGERS: f64 = 4503599627370496.0;
 
@@ -88,6 +90,12 @@ impl SwitchSketch {
             return;
         };
         let bins = &mut self.bins[s];
+        if mu.len() < SHORT_RUN {
+            for (&mu, &lambda) in mu.iter().zip(lambda) {
+                add_to(bins, mu, lambda);
+            }
+            return;
+        }
         // per page, its bin and its rate's units, a chunk at a time, many at a time in vector
         // instructions (0 units for a page that never responds, and the old way for a rate too
         // large for the fast conversion); the adds to the bins after, one at a time

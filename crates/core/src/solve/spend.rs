@@ -235,7 +235,8 @@ impl demand::HostDemands for &mut Spending<'_> {
         }
     }
 
-    #[inline(always)]
+    // (out of line: a call a chunk costs nothing, and inlined, it slowed the walk's other loops)
+    #[inline(never)]
     fn smooth_singles(&mut self, first: usize, rate: &[f64], slope: &[f64]) {
         // the level free hosts' demands and slopes, summed a slice at a time (0 for the others)
         let this = &mut **self;
@@ -345,12 +346,9 @@ pub fn prelude(problem: &Problem) -> Prelude {
         pages.change_rate(),
         pages.complete_obs(),
     );
-    let mut i = 0;
-    while i < mu.len() {
-        let end = demand::run_end(problem, i, mu.len());
-        let family = families[complete[i] as usize];
-        p.sketch.add_run(family, &mu[i..end], &lambda[i..end]);
-        i = end;
+    for run in demand::runs(problem, 0..mu.len()) {
+        let family = families[complete[run.start] as usize];
+        p.sketch.add_run(family, &mu[run.clone()], &lambda[run]);
     }
     let mut h = 0;
     let mut spends = [0.0; SINGLES];
@@ -359,17 +357,16 @@ pub fn prelude(problem: &Problem) -> Prelude {
         // (their pages in a row from the first's, a run of one family at a time)
         let singles = super::one_page_hosts(pages.offsets(), h..problem.hosts());
         let (first, end) = (pages.offsets()[h], pages.offsets()[h] + singles);
-        let mut i = first;
-        while i < end {
-            let run = demand::run_end(problem, i, (i + SINGLES).min(end));
-            let family = families[complete[i] as usize];
-            let spends = &mut spends[..run - i];
-            for (spend, i) in spends.iter_mut().zip(i..) {
-                let host = h + (i - first);
-                *spend = problem.cap(host).min(0.0 + family.upper(problem.page(i)));
+        for block in (first..end).step_by(SINGLES) {
+            for run in demand::runs(problem, block..(block + SINGLES).min(end)) {
+                let family = families[complete[run.start] as usize];
+                let spends = &mut spends[..run.len()];
+                for (spend, i) in spends.iter_mut().zip(run) {
+                    let host = h + (i - first);
+                    *spend = problem.cap(host).min(0.0 + family.upper(problem.page(i)));
+                }
+                p.max_spend.add_slice_mut(spends);
             }
-            p.max_spend.add_slice_mut(spends);
-            i = run;
         }
         h += singles;
         if h == problem.hosts() {
