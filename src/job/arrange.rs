@@ -43,7 +43,11 @@ impl Arranged {
     #[inline]
     pub fn host_name(&self, h: usize) -> &str {
         let start = if h == 0 { 0 } else { self.host_end[h - 1] };
-        &self.host_text[start..self.host_end[h]]
+        let name = &self.host_text.as_bytes()[start..self.host_end[h]];
+        // SAFETY: `host_names` pushes each name whole (a &str) and ends it there, so the bounds
+        // are character boundaries and the bytes UTF-8. (A &str slice tests both, for every
+        // name and every URL: 4% of the write phase on 3M hosts.)
+        unsafe { std::str::from_utf8_unchecked(name) }
     }
 
     /// Asks the CPU to fetch the bounds of host `h`'s name (a hint, for passes over hosts in
