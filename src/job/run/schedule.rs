@@ -3,7 +3,7 @@
 //! ([`revisit_core::schedule::due`]); here they are applied page by page, host by host, as the
 //! write phase asks for them.
 
-use revisit_core::schedule::due::{due_in_night, host_phases, next_due, Anchor, Standing};
+use revisit_core::schedule::due::{due_in_night, host_phases_into, next_due, Anchor, Standing};
 use revisit_core::units::{Seconds, SECONDS_PER_DAY};
 
 use super::solve::Solved;
@@ -34,6 +34,9 @@ pub struct HostSchedule {
     /// The host's earliest fetch tonight: its last fetch + its delay, seconds from the start
     /// (-inf: never fetched).
     pub not_before_s: f64,
+    /// Scratch for the pages' phases, kept from host to host.
+    phases: Vec<f64>,
+    classes: Vec<(i32, u64)>,
 }
 
 /// The schedule of `arranged`'s pages at `solved`'s rates from what `known` says.
@@ -70,9 +73,10 @@ impl Schedule<'_> {
         s.next_s.resize(range.len(), f64::INFINITY);
         // a host's own offset decorrelates hosts; its URLs' phases come from one sequence
         let offset = arranged.host_keys[h] as f64 / 2f64.powi(64);
-        let phases = host_phases(&s.interval_s, offset);
+        host_phases_into(&s.interval_s, offset, &mut s.classes, &mut s.phases);
         let mut host_last = NEVER;
-        for (k, (i, phase)) in range.zip(phases).enumerate() {
+        for (k, i) in range.enumerate() {
+            let phase = s.phases[k];
             host_last = host_last.max(known.last_us(i));
             let tau = s.interval_s[k];
             if !tau.is_finite() {

@@ -46,27 +46,38 @@ pub fn phase(offset: f64, k: u64) -> f64 {
 /// The phases of one host's URLs, in their order, from their intervals (seconds; +inf for a URL
 /// never due): the k-th URL of each interval class gets [`phase`] k of the host's sequence.
 pub fn host_phases(intervals_s: &[f64], offset: f64) -> Vec<f64> {
-    let mut seen: Vec<(i32, u64)> = Vec::new();
-    intervals_s
-        .iter()
-        .map(|&tau| {
-            if !tau.is_finite() {
-                return 0.0;
+    let mut phases = Vec::new();
+    host_phases_into(intervals_s, offset, &mut Vec::new(), &mut phases);
+    phases
+}
+
+/// [`host_phases`] into `phases`, with `classes` for scratch: both reused from host to host (two
+/// allocations a host were most of the work on hosts of one page).
+pub fn host_phases_into(
+    intervals_s: &[f64],
+    offset: f64,
+    classes: &mut Vec<(i32, u64)>,
+    phases: &mut Vec<f64>,
+) {
+    classes.clear();
+    phases.clear();
+    phases.extend(intervals_s.iter().map(|&tau| {
+        if !tau.is_finite() {
+            return 0.0;
+        }
+        let class = interval_class(tau);
+        let k = match classes.iter_mut().find(|c| c.0 == class) {
+            Some(c) => {
+                c.1 += 1;
+                c.1
             }
-            let class = interval_class(tau);
-            let k = match seen.iter_mut().find(|c| c.0 == class) {
-                Some(c) => {
-                    c.1 += 1;
-                    c.1
-                }
-                None => {
-                    seen.push((class, 0));
-                    0
-                }
-            };
-            phase(offset, k)
-        })
-        .collect()
+            None => {
+                classes.push((class, 0));
+                0
+            }
+        };
+        phase(offset, k)
+    }));
 }
 
 /// The previous night's plan of a URL: its first due time in that night or after (`next`) and its
