@@ -31,16 +31,41 @@ pub enum Standing {
 
 /// The interval class of an interval in seconds, floor(log2 tau): the URLs of a host whose phases
 /// come from one sequence (a class spans a factor of 2).
+///
+/// A normal tau = m 2^e (1 <= m < 2) is in class e; computed from its bits, with `log2` only for
+/// m within 2^-40 of 1 or 2, where a logarithm's rounding could cross the integer, so that the
+/// class is the logarithm's, bit for bit (the schedule runs this for every URL of every night).
 #[inline]
 pub fn interval_class(interval_s: f64) -> i32 {
-    interval_s.log2().floor() as i32
+    const MANTISSA: u64 = (1 << 52) - 1;
+    const EDGE: u64 = 1 << 12;
+    let bits = interval_s.to_bits();
+    let (exponent, mantissa) = ((bits >> 52) as i32, bits & MANTISSA);
+    if (1..0x7ff).contains(&exponent) && (EDGE..MANTISSA - EDGE).contains(&mantissa) {
+        exponent - 1023
+    } else {
+        interval_s.log2().floor() as i32
+    }
 }
 
 /// The phase, in [0, 1), of the `k`-th URL of a sequence starting at `offset`: frac(offset + k/phi).
 #[inline]
 pub fn phase(offset: f64, k: u64) -> f64 {
     // k / phi as k x (1/phi), reduced exactly enough: the fraction of a product of a u64 and an f64
-    (offset + (k as f64 * INV_PHI).fract()).fract()
+    fract(offset + fract(k as f64 * INV_PHI))
+}
+
+/// `x.fract()`, bit for bit, without a call to the C library's `trunc` (which the portable build
+/// makes for each one): below 2^52 in magnitude, x's integer part is the truncation to an integer
+/// (with x's sign, as `trunc` gives it: -0.0 for -0.5).
+#[inline]
+fn fract(x: f64) -> f64 {
+    const INTEGERS: f64 = 4503599627370496.0; // 2^52
+    if x.abs() < INTEGERS {
+        x - ((x as i64) as f64).copysign(x)
+    } else {
+        x.fract()
+    }
 }
 
 /// The phases of one host's URLs, in their order, from their intervals (seconds; +inf for a URL
@@ -273,6 +298,45 @@ mod tests {
                 prop_assert!(next < DAY.0 && next <= -missed);
                 let first_on_clock = at + (-at / tau).ceil().max(1.0) * tau;
                 prop_assert!(next <= first_on_clock + 1e-9 * (1.0 + at.abs()));
+            }
+        }
+    }
+
+    #[test]
+    fn classes_and_fractions_are_the_library_s_bit_for_bit() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let mut taus: Vec<f64> = (0..200_000)
+            .map(|_| rng.random::<f64>() * 10f64.powi(rng.random_range(-30..30)))
+            .collect();
+        // powers of two and their neighbours, where the logarithm's rounding decides
+        for e in -60..60 {
+            let p = 2f64.powi(e);
+            let mut x = p;
+            for _ in 0..40 {
+                x = f64::from_bits(x.to_bits() - 1);
+                taus.push(x);
+            }
+            let mut x = p;
+            for _ in 0..40 {
+                taus.push(x);
+                x = f64::from_bits(x.to_bits() + 1);
+            }
+        }
+        taus.extend([f64::MIN_POSITIVE, 5e-324, 1e300, f64::MAX]);
+        for &tau in &taus {
+            assert_eq!(interval_class(tau), tau.log2().floor() as i32, "{tau:e}");
+        }
+        for &x in taus
+            .iter()
+            .chain(&[0.0, -0.0, -1.5, -3e15, 4.6e15, 1e20, f64::INFINITY])
+        {
+            for x in [x, -x, x * INV_PHI] {
+                let (a, b) = (fract(x), x.fract());
+                assert!(
+                    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+                    "{x:e}"
+                );
             }
         }
     }
