@@ -111,8 +111,11 @@ impl SwitchSketch {
                         let kappa = mu / lambda;
                         let adds = lambda > 0.0 && kappa > 0.0 && kappa.is_finite();
                         let v = lambda * SCALE;
-                        // (an integer below 2^52 plus 2^52 has the integer's bits above 2^52's)
-                        let fast = (v.floor() + INTEGERS).to_bits() - INTEGERS.to_bits();
+                        // (an integer below 2^52 plus 2^52 has the integer's bits above 2^52's;
+                        // wrapping, for the rates this discards: negative ones come out below)
+                        let fast = (v.floor() + INTEGERS)
+                            .to_bits()
+                            .wrapping_sub(INTEGERS.to_bits());
                         bin[k] = if adds {
                             kappa.to_bits() >> BIN_SHIFT
                         } else {
@@ -392,6 +395,7 @@ mod tests {
                 5 => 3e6 * (1.0 + x),
                 2 => 1e12, // beyond 2^32: saturates
                 3 => f64::INFINITY,
+                4 => -2.0, // never responds
                 _ => 1e-4 * (1.0 + x),
             });
         }
