@@ -91,6 +91,14 @@ impl Arranged {
         self.rests.prefetch_end(first);
     }
 
+    /// The third step: the text of host `h`'s first URL (reads its bounds, fetched by the
+    /// second). A crawler's hosts are scattered over the worker's: the text of a host of one page
+    /// was a miss to memory at each URL written.
+    #[inline]
+    pub fn prefetch_host_first_rest(&self, h: usize) {
+        self.rests.prefetch_text(self.pages.offsets()[h]);
+    }
+
     /// URL of page `i`, of host `h`.
     #[inline]
     pub fn url(&self, h: usize, i: usize) -> Url<'_> {

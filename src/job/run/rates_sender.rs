@@ -9,7 +9,7 @@ use crate::job::wire::rated::{RatedBatch, RatedRow};
 use crate::job::wire::{BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
 use crate::report::run::ScheduleCounts;
 
-/// Hosts ahead the sender fetches what a host needs, at each of two steps.
+/// Hosts ahead the sender fetches what a host needs, at each of three steps (this, its half).
 const PREFETCH_HOSTS: usize = 8;
 
 /// What a crawler's sender keeps from one slice to the next: the schedule of the host it sent
@@ -57,6 +57,9 @@ impl RatesSender {
             }
             if let Some(ahead) = pages.ahead(PREFETCH_HOSTS) {
                 a.prefetch_host_first_page(ahead, &[&s.rates]);
+            }
+            if let Some(ahead) = pages.ahead(PREFETCH_HOSTS / 2) {
+                a.prefetch_host_first_rest(ahead);
             }
             if self.scheduled != Some(h) {
                 p.schedule.host(h, &mut self.schedule, counts);
