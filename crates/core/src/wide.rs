@@ -85,12 +85,6 @@ pub fn wide<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// Whether loops written with AVX2 instructions may run ([`width`]).
-#[inline(always)]
-pub fn has_avx2() -> bool {
-    width() >= Width::Avx2
-}
-
 /// [`wide`] when `worth` it (a loop long enough to repay the switch), else `f` as it is.
 #[inline(always)]
 pub fn wide_if<R>(worth: bool, f: impl FnOnce() -> R) -> R {
