@@ -110,20 +110,18 @@ impl HostLoads {
 
 impl Combine for HostLoads {
     fn combine(&mut self, o: Self) {
-        let (a, b) = (std::mem::take(&mut self.0), o.0);
+        let (a, b) = (&self.0, &o.0);
         let mut merged = Vec::with_capacity(a.len() + b.len());
-        let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
-        while let (Some(&x), Some(&y)) = (a.peek(), b.peek()) {
-            if Self::order(y) < Self::order(x) {
-                merged.push(y);
-                b.next();
-            } else {
-                merged.push(x);
-                a.next();
-            }
+        let (mut i, mut j) = (0, 0);
+        // one comparison and one push a host, without a branch on which side gave it
+        while i < a.len() && j < b.len() {
+            let from_b = Self::order(b[j]) < Self::order(a[i]);
+            merged.push(if from_b { b[j] } else { a[i] });
+            j += from_b as usize;
+            i += !from_b as usize;
         }
-        merged.extend(a);
-        merged.extend(b);
+        merged.extend_from_slice(&a[i..]);
+        merged.extend_from_slice(&b[j..]);
         self.0 = merged;
     }
 }
