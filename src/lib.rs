@@ -5,6 +5,7 @@
 //! once; [`report`] is what it tells; [`job`] is the dataflow that shards hosts over workers and
 //! drives the solver's rounds; [`cli`] turns command lines into plans and runs them.
 
+pub mod append;
 pub mod cli;
 pub mod gen;
 pub mod io;

@@ -12,6 +12,8 @@ use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Schema};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
+use crate::append::append_short;
+
 /// A text column of any Arrow string layout, plain or dictionary-encoded (a pandas categorical,
 /// or a Parquet dictionary kept as one, see `io::pages`).
 pub struct TextColumn<'a> {
@@ -304,7 +306,7 @@ impl Utf8Builder {
 
     /// Appends a value (UTF-8 bytes; checked in [`Utf8Builder::finish`]).
     pub fn push(&mut self, bytes: &[u8]) {
-        self.values.extend_from_slice(bytes);
+        append_short(&mut self.values, bytes);
         self.lengths.push(bytes.len());
     }
 
@@ -312,7 +314,7 @@ impl Utf8Builder {
     pub fn push_parts(&mut self, parts: [&[u8]; 3]) {
         let start = self.values.len();
         for part in parts {
-            self.values.extend_from_slice(part);
+            append_short(&mut self.values, part);
         }
         self.lengths.push(self.values.len() - start);
     }

@@ -6,6 +6,7 @@
 //! other case) is kept whole; a port after the host is part of the rest.
 
 use super::keys::url_id;
+use crate::append::append_short;
 
 /// What comes before a URL's rest: a scheme and its host's name, or nothing (the rest is the
 /// whole URL).
@@ -176,7 +177,7 @@ impl Rests {
     /// Appends the next URL's form and rest.
     #[inline]
     pub fn push(&mut self, form: Form, rest: &[u8]) {
-        self.text.extend_from_slice(rest);
+        append_short(&mut self.text, rest);
         self.end
             .push(self.text.len() as u64 | (form as u64) << END_BITS);
     }

@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::append::append_short;
 use crate::job::heap::room_bytes;
 use crate::job::url_text::{Form, Url};
 
@@ -131,7 +132,7 @@ impl RatedBatch {
 
     /// Starts a run of a host's rows, from its page `first_page` on.
     pub fn start_host(&mut self, id: u128, name: &str, capped: bool, first_page: u32) {
-        self.host_text.extend_from_slice(name.as_bytes());
+        append_short(&mut self.host_text, name.as_bytes());
         self.runs.push(HostRun {
             id,
             name_end: self.host_text.len() as u32,
@@ -148,7 +149,7 @@ impl RatedBatch {
                 || Some(url.parts()[1]) == self.runs.len().checked_sub(1).map(|k| self.run_host(k)),
             "a URL held as its rest must be of the current run's host"
         );
-        self.rest_text.extend_from_slice(url.rest());
+        append_short(&mut self.rest_text, url.rest());
         self.rest_end.push(self.rest_text.len() as u32);
         self.form.push(url.form() as u8);
         self.importance.push(row.importance);

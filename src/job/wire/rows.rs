@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::claims;
 use super::origins::Origins;
 use super::{BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
+use crate::append::append_short;
 use crate::io::pages::{Origin, PageRow};
 use crate::job::heap::room_bytes;
 use crate::job::url_text::{Form, Url};
@@ -147,7 +148,7 @@ impl RowBatch {
 
     /// Names `host` in the batch: its new entry (for rows pushed with [`RowBatch::push_under`]).
     pub fn name_host(&mut self, host: &[u8]) -> u32 {
-        self.host_text.extend_from_slice(host);
+        append_short(&mut self.host_text, host);
         self.host_end.push(self.host_text.len() as u32);
         (self.host_end.len() - 1) as u32
     }
@@ -183,7 +184,7 @@ impl RowBatch {
         packed_origin: u64,
     ) {
         self.host.push(entry);
-        self.rest_text.extend_from_slice(rest);
+        append_short(&mut self.rest_text, rest);
         self.rest_end.push(self.rest_text.len() as u32);
         self.form.push(form);
         self.importance.push(importance);
