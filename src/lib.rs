@@ -3,7 +3,8 @@
 //! The math is the `revisit-core` crate (no dataflow, no files). Here, each layer importing only
 //! those before it: [`io`] reads and writes files; [`plan`] is what a command will do, resolved
 //! once; [`report`] is what it tells; [`job`] is the dataflow that shards hosts over workers and
-//! drives the solver's rounds; [`cli`] turns command lines into plans and runs them.
+//! drives the solver's rounds; [`cli`] turns command lines into plans and runs them. Under all of
+//! them, [`append`] and [`time`] are helpers of byte strings and timestamps.
 
 pub mod append;
 pub mod cli;
