@@ -5,7 +5,7 @@
 /// costs little beside the copy.
 const SHORT: usize = 32;
 
-/// Appends `bytes` to `v`, those of up to [`SHORT`] bytes by two overlapping words of the largest
+/// Appends `bytes` to `v`, those of up to 32 bytes by two overlapping words of the largest
 /// width that fits (as `memcpy` does inside, without the call and its dispatch).
 #[inline]
 pub fn append_short(v: &mut Vec<u8>, bytes: &[u8]) {
