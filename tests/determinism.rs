@@ -120,8 +120,10 @@ fn identical_bytes_across_workers_and_processes() {
 #[test]
 fn identical_bytes_when_arranged_in_parts() {
     // 30K rows arranged with 80 KB of sort keys and places at once (36 bytes a row): on 2 workers
-    // the senders cut their batches into 8 parts (15K rows a worker), and the worker holding the
-    // large host, which receives 19K rows, splits each in 2; on 1 worker, 16 parts sent.
+    // the senders cut their batches into 8 parts (15K rows a worker); on 1 worker, 16 parts sent.
+    // With 3000 bytes at once on 4 workers (7.5K rows a worker) the senders cut 16 parts, more
+    // than keep a reader's batches to 32 but none larger than 8 x 3000 bytes for an even share;
+    // the worker that receives 11.4K rows splits each further, into 256.
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     gen(
@@ -134,12 +136,12 @@ fn identical_bytes_when_arranged_in_parts() {
     run_into(&data, &reference_out, "harmonic", "2");
     let reference = table_contents(&reference_out);
     let parts = [("REVISIT_ARRANGE_PART_BYTES", "80000")];
-    for workers in ["1", "2"] {
+    for (workers, bytes) in [("1", "80000"), ("2", "80000"), ("4", "3000")] {
         let out = tmp.path().join(format!("parts-w{workers}"));
         let args = run_args(&data, &out, "harmonic", workers);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let mut c = command(&args);
-        c.envs(parts);
+        c.env("REVISIT_ARRANGE_PART_BYTES", bytes);
         let o = wait(c.spawn().unwrap(), TIMEOUT);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         assert!(

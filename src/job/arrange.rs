@@ -159,6 +159,13 @@ impl RowKey {
     pub fn host_id(&self) -> u128 {
         join(self.host)
     }
+
+    /// The identity the canonical order sorts by (equal identities are one URL, ordered after by
+    /// origin).
+    #[inline]
+    fn identity(&self) -> ([u64; 2], u64, u32) {
+        (self.host, self.url_high, self.url_low)
+    }
 }
 
 #[inline]
@@ -199,10 +206,17 @@ fn locate(starts: &[u32], row: u32) -> (usize, usize) {
 ///
 /// Every row's host must belong to `part`: a row in another part would be arranged out of the
 /// canonical order, and could miss its delay in the hosts table (panics, naming the host).
-pub fn canonical_order(batches: &[RowBatch], starts: &[u32], part: Part) -> Vec<RowKey> {
-    let mut keys: Vec<RowKey> = Vec::with_capacity(batches.iter().map(RowBatch::len).sum());
-    // sorted, then scattered into at random (as the records that take over this buffer)
-    revisit_core::memory::huge_pages(&keys);
+///
+/// The keys are written into `keys` (emptied first; its room is kept, and grown to the rows if
+/// need be).
+pub fn canonical_order(
+    batches: &[RowBatch],
+    starts: &[u32],
+    part: Part,
+    mut keys: Vec<RowKey>,
+) -> Vec<RowKey> {
+    keys.clear();
+    keys.reserve_exact(batches.iter().map(RowBatch::len).sum());
     let mut hosts: Vec<[u64; 2]> = Vec::new();
     for (b, batch) in batches.iter().enumerate() {
         // each of the batch's hosts hashed once
@@ -232,18 +246,21 @@ pub fn canonical_order(batches: &[RowBatch], starts: &[u32], part: Part) -> Vec<
         let (b, r) = locate(starts, k.row);
         batches[b].packed_origin(r)
     };
-    // the identities alone, for the sorts: a comparator that also reached for the origins was not
-    // inlined into them (a quarter of the 100M exchange); the rare equal keys are ordered after
-    let identity = |k: &RowKey| (k.host, k.url_high, k.url_low);
     // Two in-place radix passes on the top 16 bits of the host key, then small sorts in cache.
+    // (Further radix passes on the large buckets of large hosts, at the first byte their keys do
+    // not share, were no faster than sorting those buckets by comparisons: 5M keys on 50K Zipf
+    // hosts, 0.38-0.43 s either way.)
     let top = flag_pass(&mut keys, |k| (k.host[0] >> 56) as usize);
     for d in 0..RADIX {
         let bucket = &mut keys[top[d]..top[d + 1]];
         let inner = flag_pass(bucket, |k| ((k.host[0] >> 48) & 0xff) as usize);
         for e in 0..RADIX {
             let small = &mut bucket[inner[e]..inner[e + 1]];
-            small.sort_unstable_by_key(identity);
-            for equal in small.chunk_by_mut(|a, b| identity(a) == identity(b)) {
+            // the identities alone: a comparator that also reached for the origins was not
+            // inlined into the sort (a quarter of the 100M exchange); the rare equal keys are
+            // ordered after
+            small.sort_unstable_by_key(RowKey::identity);
+            for equal in small.chunk_by_mut(|a, b| a.identity() == b.identity()) {
                 if equal.len() > 1 {
                     equal.sort_unstable_by_key(origin);
                 }
@@ -275,11 +292,13 @@ const _: () = assert!(
 ///
 /// More rows than the plan's `arrange_part_bytes` of sort keys and places (36 bytes a row) are
 /// arranged in parts by the top bits of their host's identity, which follow one another in
-/// canonical order: a part's keys and places live only while it is arranged. Held for every row at
-/// once beside every row in transit, they were the peak of a 100M-URL run (94 bytes a URL; 77 in
-/// parts). The senders cut their batches by part at `sent_bits` ([`RowBatch::part`], from the
-/// input's row count, as [`part_bits`] gives for an even share); a worker that received more rows
-/// than that share splits each part further here, which copies its rows once more.
+/// canonical order: one part's keys and places are held at a time, in buffers kept from part to
+/// part. Held for every row at once beside every row in transit, they were the peak of a
+/// 100M-URL run (94 bytes a URL; 77 in parts). The senders cut their batches by part at
+/// `sent_bits` ([`RowBatch::part`], from the input's row count: [`sent_part_bits`]); a worker
+/// whose parts came larger than [`SPLIT_PAST`] times the plan's size (it received more than an
+/// even share, or the senders could not cut so fine) splits each part further here, which copies
+/// its rows once more.
 pub fn arrange(
     batches: Vec<RowBatch>,
     sent_bits: u32,
@@ -288,8 +307,35 @@ pub fn arrange(
     lost: &std::collections::HashSet<u64>,
 ) -> Result<Arranged, PagesError> {
     let rows = batches.iter().map(RowBatch::len).sum();
-    let bits = part_bits(rows, plan.arrange_part_bytes).max(sent_bits);
+    // cut further only parts larger than SPLIT_PAST parts: the split copies every row once more
+    let split_past = plan.arrange_part_bytes.saturating_mul(SPLIT_PAST);
+    let bits = if part_bits(rows, split_past) > sent_bits {
+        part_bits(rows, plan.arrange_part_bytes).max(sent_bits)
+    } else {
+        sent_bits
+    };
     arrange_in_parts(batches, sent_bits, bits, delays, plan, lost)
+}
+
+/// A worker cuts the parts its rows were sent in further only where they are larger than this
+/// many parts of the plan's size (the senders could not cut that fine, or it received more than
+/// an even share).
+const SPLIT_PAST: usize = 8;
+
+/// Batches a reader fills at once, at most (one per worker and part): each grows to a batch's
+/// text before it is sent, so the rows a reader holds in flight grow with their count, and each
+/// row goes to one of them at random. (At 100M URLs on 2 workers, 128 batches a reader against
+/// 16 took the read phase from 27 to 35 s in one pair of runs.)
+const MAX_OUTGOING_BATCHES: usize = 32;
+
+/// The part bits senders cut their batches by, for `rows_each` rows a worker among `peers`:
+/// [`part_bits`] for that even share, but no finer than keeps a reader's batches to
+/// [`MAX_OUTGOING_BATCHES`] unless parts would pass [`SPLIT_PAST`] times `part_bytes` (which
+/// the workers would have to cut further, copying every row).
+pub fn sent_part_bits(rows_each: usize, peers: usize, part_bytes: usize) -> u32 {
+    let few_batches = (MAX_OUTGOING_BATCHES / peers.max(1)).max(1).ilog2();
+    let fewest = part_bits(rows_each, part_bytes.saturating_mul(SPLIT_PAST));
+    part_bits(rows_each, part_bytes).min(few_batches.max(fewest))
 }
 
 /// At most 2^this many parts.
@@ -340,7 +386,10 @@ fn arrange_in_parts(
 ) -> Result<Arranged, PagesError> {
     debug_assert!(bits >= sent_bits);
     let mut out = Columns::for_rows(&batches, plan.value_per_change);
-    for (index, sent) in by_part(batches, sent_bits).into_iter().enumerate() {
+    let sent = by_part(batches, sent_bits);
+    // every part fits the buffers of the largest part as sent (a finer cut only makes parts smaller)
+    let mut scratch = Scratch::for_rows(sent.iter().map(|p| p.iter().map(RowBatch::len).sum()));
+    for (index, sent) in sent.into_iter().enumerate() {
         // as sent, or in the 2^(bits - sent_bits) consecutive parts of the finer cut they land in
         let parts = if bits == sent_bits {
             vec![(index, sent)]
@@ -352,10 +401,37 @@ fn arrange_in_parts(
                 bits,
                 index: index as u32,
             };
-            arrange_part(batches, part, delays, plan, lost, &mut out);
+            arrange_part(batches, part, delays, plan, lost, &mut scratch, &mut out);
         }
     }
+    drop(scratch);
     out.arranged()
+}
+
+/// The buffers every part is arranged in, kept from part to part: each part's sort keys (whose
+/// buffer its records take over) and places. Allocated afresh for every part of 32 MiB, they
+/// were faulted in again each time: the kernel clearing fresh pages took 4 times the samples of a
+/// profile of the 10M-URL bench (on this project's VMs a first touch costs 0.5-3 s a GiB).
+struct Scratch {
+    keys: Vec<RowKey>,
+    places: Vec<u32>,
+}
+
+impl Scratch {
+    /// Buffers for parts of at most the largest of `rows` rows each, allocated once (a buffer
+    /// grown by doubling as larger parts came would be faulted in again).
+    fn for_rows(rows: impl Iterator<Item = usize>) -> Self {
+        let largest = rows.max().unwrap_or(0);
+        let scratch = Scratch {
+            keys: Vec::with_capacity(largest),
+            places: Vec::with_capacity(largest),
+        };
+        // sorted, then scattered into at random (the keys as the records that take over their
+        // buffer; the places by row number)
+        revisit_core::memory::huge_pages(&scratch.keys);
+        revisit_core::memory::huge_pages(&scratch.places);
+        scratch
+    }
 }
 
 /// `batches` grouped by the part their senders cut them for ([`RowBatch::part`], of 2^`bits`).
@@ -529,10 +605,11 @@ fn arrange_part(
     delays: &HostDelays,
     plan: &PagesPlan,
     lost: &std::collections::HashSet<u64>,
+    scratch: &mut Scratch,
     out: &mut Columns,
 ) {
     let starts = row_starts(&batches);
-    let keys = canonical_order(&batches, &starts, part);
+    let keys = canonical_order(&batches, &starts, part, std::mem::take(&mut scratch.keys));
     // by row number: whether the row lost its URL to another host's row (usually none)
     let lost_rows: Vec<bool> = if lost.is_empty() {
         Vec::new()
@@ -544,8 +621,8 @@ fn arrange_part(
     };
     let is_lost = |row: u32| lost_rows.get(row as usize).copied().unwrap_or(false);
     // Where each row goes in the arranged store, by row number (u32::MAX: a dropped duplicate).
-    let mut dest: Vec<u32> = Vec::with_capacity(keys.len());
-    revisit_core::memory::huge_pages(&dest);
+    let mut dest = std::mem::take(&mut scratch.places);
+    dest.clear();
     dest.resize(keys.len(), u32::MAX);
     // where each kept host's first row is (batch, row), for its name
     let mut named_by = Vec::new();
@@ -654,6 +731,7 @@ fn arrange_part(
         texts.push(batch.take_rest_text());
         *batch = RowBatch::default();
     }
+    scratch.places = dest;
     // the rows' numbers are freed; the rests' copy would grow past them, not into them (measured
     // on the 10M-URL benches, median of 3: the peak from 125 to 114 bytes a URL on 100k hosts, from
     // 197 to 193 on 3.1M, the run no slower)
@@ -674,6 +752,22 @@ fn arrange_part(
         .extend(records.iter().map(|r| r.change_rate));
     out.complete_obs
         .extend(records.iter().map(|r| r.complete_obs));
+    scratch.keys = recycled(records);
+}
+
+/// An empty vector in the allocation of `v`, for values of another type of the same size and
+/// alignment (so of the same layout): a collect from `v`'s own iterator reuses its buffer.
+fn recycled<T, U>(mut v: Vec<T>) -> Vec<U> {
+    const {
+        assert!(
+            std::mem::size_of::<T>() == std::mem::size_of::<U>()
+                && std::mem::align_of::<T>() == std::mem::align_of::<U>()
+        )
+    };
+    v.clear();
+    v.into_iter()
+        .map(|_| unreachable!("the vector was emptied"))
+        .collect()
 }
 
 /// The URL rests of `records` (in page order) copied out of the received `texts` onto `rests`,
@@ -889,15 +983,110 @@ mod tests {
         let _ = arrange_in_parts(batches, 1, 1, &delays, &plan(), &Default::default());
     }
 
+    /// Batches of rows on hosts of `sizes` rows each, one URL in 50 repeated (by the same host or
+    /// another), in a shuffled order, cut into batches of 1000 rows.
+    fn batches_of_hosts(seed: u64, sizes: &[usize]) -> Vec<RowBatch> {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let mut rows: Vec<(String, String)> = Vec::new();
+        for (h, &n) in sizes.iter().enumerate() {
+            for p in 0..n {
+                let page = if rng.random_bool(0.02) { p / 2 } else { p };
+                rows.push((
+                    format!("h{h}.example"),
+                    format!("https://h{h}.example/{page}"),
+                ));
+            }
+        }
+        // the same URL under another host, too
+        rows.push(("h0.example".into(), "https://h1.example/3".into()));
+        for i in (1..rows.len()).rev() {
+            rows.swap(i, rng.random_range(0..=i));
+        }
+        rows.chunks(1000)
+            .enumerate()
+            .map(|(c, chunk)| {
+                let mut batch = RowBatch::new(0);
+                for (i, (host, url)) in chunk.iter().enumerate() {
+                    let page = PageRow {
+                        url,
+                        host,
+                        key_is_urls_own: true,
+                        importance: 1.0,
+                        change_rate: 1.0,
+                        complete_obs: false,
+                        min_interval_s: f64::NAN,
+                        max_interval_s: f64::NAN,
+                        origin: Origin {
+                            file: (i % 3) as u32,
+                            row: (c * 1000 + i) as u64,
+                        },
+                        host_token: None,
+                    };
+                    batch.push(&page, host_key(host.as_bytes()));
+                }
+                batch.sealed()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn canonical_order_is_a_full_sort_by_identity_then_origin() {
+        // hosts of many pages (one bucket of the host passes each), and many small ones
+        let mut sizes = vec![12_000, 4_097, 160_000];
+        sizes.extend((0..300).map(|h| 1 + h % 40));
+        for seed in 0..3 {
+            let batches = batches_of_hosts(seed, &sizes);
+            let starts = row_starts(&batches);
+            let whole = Part { bits: 0, index: 0 };
+            let keys = canonical_order(&batches, &starts, whole, Vec::new());
+            let origin = |k: &RowKey| {
+                let (b, r) = locate(&starts, k.row);
+                batches[b].packed_origin(r)
+            };
+            let mut expected = keys.clone();
+            expected.sort_by(|a, b| (a.identity(), origin(a)).cmp(&(b.identity(), origin(b))));
+            let rows = |k: &[RowKey]| k.iter().map(|k| k.row).collect::<Vec<_>>();
+            assert_eq!(rows(&keys), rows(&expected), "seed {seed}");
+            assert!(keys.windows(2).any(|w| w[0].identity() == w[1].identity()));
+        }
+    }
+
+    #[test]
+    fn records_give_their_buffer_back_to_the_next_part_s_keys() {
+        let mut records = vec![Record::default(); 1000];
+        records.truncate(10);
+        let (at, room) = (records.as_ptr() as usize, records.capacity());
+        let keys: Vec<RowKey> = recycled(records);
+        assert!(keys.is_empty());
+        // the same memory, all of it: a new buffer would be faulted in afresh for every part
+        assert_eq!((keys.as_ptr() as usize, keys.capacity()), (at, room));
+    }
+
     #[test]
     fn few_rows_are_arranged_whole_and_many_in_parts_of_bounded_keys() {
         let bytes = crate::plan::pages::DEFAULT_ARRANGE_PART_BYTES;
         assert_eq!(part_bits(0, bytes), 0);
-        assert_eq!(part_bits(5_000_000, bytes), 0);
-        // 50M rows: 1.8 GB of keys and places in 8 parts of at most 256 MiB
-        assert_eq!(part_bits(50_000_000, bytes), 3);
+        assert_eq!(part_bits(900_000, bytes), 0);
+        // 5M rows: 180 MB of keys and places in 8 parts of at most 32 MiB
+        assert_eq!(part_bits(5_000_000, bytes), 3);
+        // 50M rows: 1.8 GB in 64 parts
+        assert_eq!(part_bits(50_000_000, bytes), 6);
         assert_eq!(part_bits(usize::MAX / 64, bytes), MAX_PART_BITS);
         // 1000 rows with 10 KB at once: 36 KB in 4 parts
         assert_eq!(part_bits(1000, 10_000), 2);
+    }
+
+    #[test]
+    fn senders_cut_as_many_parts_as_keep_their_batches_few() {
+        let bytes = crate::plan::pages::DEFAULT_ARRANGE_PART_BYTES;
+        // 10M URLs on 2 workers: the 8 parts of 32 MiB, 16 batches a reader
+        assert_eq!(sent_part_bits(5_000_000, 2, bytes), 3);
+        // 100M: 16 parts of the 64 (32 batches a reader), cut no further (each 112 MB of keys)
+        assert_eq!(sent_part_bits(50_000_000, 2, bytes), 4);
+        // on 32 workers, 8 parts (256 batches a reader): none larger than 8 parts of 32 MiB, so
+        // that no worker copies its rows to cut them further
+        assert_eq!(sent_part_bits(50_000_000, 32, bytes), 3);
+        assert_eq!(sent_part_bits(50_000_000, 1000, bytes), 3);
+        assert_eq!(sent_part_bits(100, 2, bytes), 0);
     }
 }

@@ -142,7 +142,7 @@ pub fn load(
     // the part of the hosts that worker will arrange them in (so that it need not split them).
     fail_point("read", index);
     let rows_each = (pages::rows_estimate(&page_files) as usize).div_ceil(peers);
-    let part_bits = arrange::part_bits(rows_each, plan.arrange_part_bytes);
+    let part_bits = arrange::sent_part_bits(rows_each, peers, plan.arrange_part_bytes);
     let mut sender = RowSender::new(
         Destinations { peers, part_bits },
         plan.politeness,

@@ -25,8 +25,10 @@ pub const DEFAULT_CHANGE_DAYS: f64 = 30.0;
 pub const DEFAULT_MAX_REJECT_SHARE: f64 = 0.5;
 
 /// Bytes of sort keys and places a worker holds at once while it arranges its rows by host; more
-/// rows are arranged in parts.
-pub const DEFAULT_ARRANGE_PART_BYTES: usize = 256 << 20;
+/// rows are arranged in parts, one after the other in the same buffers. Parts of 32 MiB (8 a
+/// worker on the 10M-URL bench) against 256 MiB: the exchange phase 25% shorter and the peak 8%
+/// lower there (medians of 6 pairs of runs).
+pub const DEFAULT_ARRANGE_PART_BYTES: usize = 32 << 20;
 /// The environment variable that sets [`PagesPlan::arrange_part_bytes`] for the tests (so that
 /// small inputs are arranged in parts as large ones are). Never set it in production.
 pub const ARRANGE_PART_BYTES_VAR: &str = "REVISIT_ARRANGE_PART_BYTES";
