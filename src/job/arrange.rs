@@ -296,9 +296,9 @@ const _: () = assert!(
 /// part. Held for every row at once beside every row in transit, they were the peak of a
 /// 100M-URL run (94 bytes a URL; 77 in parts). The senders cut their batches by part at
 /// `sent_bits` ([`RowBatch::part`], from the input's row count: [`sent_part_bits`]); a worker
-/// whose parts came larger than [`SPLIT_PAST`] times the plan's size (it received more than an
-/// even share, or the senders could not cut so fine) splits each part further here, which copies
-/// its rows once more.
+/// whose parts came larger than [`SPLIT_PAST`] times the plan's size on average (it received
+/// more than an even share) splits every part further here ([`arranged_bits`]), which copies its
+/// rows once more.
 pub fn arrange(
     batches: Vec<RowBatch>,
     sent_bits: u32,
@@ -307,20 +307,24 @@ pub fn arrange(
     lost: &std::collections::HashSet<u64>,
 ) -> Result<Arranged, PagesError> {
     let rows = batches.iter().map(RowBatch::len).sum();
-    // cut further only parts larger than SPLIT_PAST parts: the split copies every row once more
-    let split_past = plan.arrange_part_bytes.saturating_mul(SPLIT_PAST);
-    let bits = if part_bits(rows, split_past) > sent_bits {
-        part_bits(rows, plan.arrange_part_bytes).max(sent_bits)
-    } else {
-        sent_bits
-    };
+    let bits = arranged_bits(rows, sent_bits, plan.arrange_part_bytes);
     arrange_in_parts(batches, sent_bits, bits, delays, plan, lost)
 }
 
-/// A worker cuts the parts its rows were sent in further only where they are larger than this
-/// many parts of the plan's size (the senders could not cut that fine, or it received more than
-/// an even share).
+/// A worker cuts the parts its rows were sent in further only when they are on average larger
+/// than this many parts of the plan's size (it received more than an even share).
 const SPLIT_PAST: usize = 8;
+
+/// The part bits a worker arranges its `rows` in, sent in parts of `sent_bits` bits: those, or,
+/// past [`SPLIT_PAST`] parts of `part_bytes` each on average, parts of `part_bytes` (the split
+/// copies every row once more).
+pub fn arranged_bits(rows: usize, sent_bits: u32, part_bytes: usize) -> u32 {
+    if part_bits(rows, part_bytes.saturating_mul(SPLIT_PAST)) > sent_bits {
+        part_bits(rows, part_bytes).max(sent_bits)
+    } else {
+        sent_bits
+    }
+}
 
 /// Batches a reader fills at once, at most (one per worker and part): each grows to a batch's
 /// text before it is sent, so the rows a reader holds in flight grow with their count, and each
@@ -1038,7 +1042,17 @@ mod tests {
             let batches = batches_of_hosts(seed, &sizes);
             let starts = row_starts(&batches);
             let whole = Part { bits: 0, index: 0 };
-            let keys = canonical_order(&batches, &starts, whole, Vec::new());
+            // a buffer kept from an earlier part: its keys and its room
+            let mut kept = vec![RowKey::default(); 1000];
+            kept.reserve(500_000);
+            let room = kept.capacity();
+            let keys = canonical_order(&batches, &starts, whole, kept);
+            assert_eq!(keys.capacity(), room);
+            // every row once
+            let n = *starts.last().unwrap();
+            let mut seen: Vec<u32> = keys.iter().map(|k| k.row).collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..n).collect::<Vec<_>>());
             let origin = |k: &RowKey| {
                 let (b, r) = locate(&starts, k.row);
                 batches[b].packed_origin(r)
@@ -1081,12 +1095,34 @@ mod tests {
         let bytes = crate::plan::pages::DEFAULT_ARRANGE_PART_BYTES;
         // 10M URLs on 2 workers: the 8 parts of 32 MiB, 16 batches a reader
         assert_eq!(sent_part_bits(5_000_000, 2, bytes), 3);
-        // 100M: 16 parts of the 64 (32 batches a reader), cut no further (each 112 MB of keys)
+        // 100M: 16 parts of the 64 (32 batches a reader), cut no further (each 112 MB of keys
+        // and places)
         assert_eq!(sent_part_bits(50_000_000, 2, bytes), 4);
         // on 32 workers, 8 parts (256 batches a reader): none larger than 8 parts of 32 MiB, so
         // that no worker copies its rows to cut them further
         assert_eq!(sent_part_bits(50_000_000, 32, bytes), 3);
         assert_eq!(sent_part_bits(50_000_000, 1000, bytes), 3);
         assert_eq!(sent_part_bits(100, 2, bytes), 0);
+    }
+
+    #[test]
+    fn workers_cut_their_parts_further_only_past_eight_times_their_size() {
+        // 30K rows on 4 workers at 3000 bytes a part: sent in 16 parts (7.5K rows a worker)
+        assert_eq!(sent_part_bits(7_500, 4, 3000), 4);
+        // the workers' rows of tests/determinism.rs: only the one of 11.4K rows splits
+        for (rows, bits) in [(6_992, 4), (9_153, 4), (11_425, 8), (2_430, 4)] {
+            assert_eq!(arranged_bits(rows, 4, 3000), bits, "{rows} rows");
+        }
+        // a worker with an even share of 100M URLs on 2 or 32 workers never splits
+        let bytes = crate::plan::pages::DEFAULT_ARRANGE_PART_BYTES;
+        for peers in [2, 32] {
+            let sent = sent_part_bits(50_000_000, peers, bytes);
+            assert_eq!(arranged_bits(50_000_000, sent, bytes), sent);
+        }
+        // nor past the most parts there are
+        assert_eq!(
+            arranged_bits(usize::MAX / 64, MAX_PART_BITS, 1),
+            MAX_PART_BITS
+        );
     }
 }
