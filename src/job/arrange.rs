@@ -1059,7 +1059,7 @@ mod tests {
                 batches[b].packed_origin(r)
             };
             let mut expected = keys.clone();
-            expected.sort_by(|a, b| (a.identity(), origin(a)).cmp(&(b.identity(), origin(b))));
+            expected.sort_by_key(|k| (k.identity(), origin(k)));
             let rows = |k: &[RowKey]| k.iter().map(|k| k.row).collect::<Vec<_>>();
             assert_eq!(rows(&keys), rows(&expected), "seed {seed}");
             assert!(keys.windows(2).any(|w| w[0].identity() == w[1].identity()));
