@@ -10,7 +10,7 @@ use arrow_schema::SchemaRef;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 
 /// Rows per row group: large enough for fast scans, small enough for readers to parallelise.
@@ -34,6 +34,12 @@ const MEASURED: [&str; 6] = [
 ];
 /// ZSTD's level for [`MEASURED`] columns.
 const MEASURED_ZSTD_LEVEL: i32 = -1;
+
+/// Text columns without min/max statistics: every value is distinct and rows come in the order of
+/// their hosts' and URLs' hashes, so a page's smallest and largest URL span nearly all of them and
+/// let a reader skip nothing, while finding them compared every URL written against both (1.1% of
+/// the CPU of a run on 10M URLs).
+const UNORDERED_TEXT: [&str; 1] = ["url"];
 
 /// A Parquet file being written batch by batch.
 pub struct Writer {
@@ -61,6 +67,10 @@ impl Writer {
             if MEASURED.contains(&name) {
                 let fast = Compression::ZSTD(ZstdLevel::try_new(MEASURED_ZSTD_LEVEL)?);
                 props = props.set_column_compression(ColumnPath::from(name), fast);
+            }
+            if UNORDERED_TEXT.contains(&name) {
+                props = props
+                    .set_column_statistics_enabled(ColumnPath::from(name), EnabledStatistics::None);
             }
         }
         let props = props
@@ -168,6 +178,14 @@ mod tests {
         let path = dir.path().join("t.parquet");
         write(&path, schema, &[batch], &[]).unwrap();
         let sizes = column_sizes(&path);
+        // URLs carry no min/max (they could skip nothing); the numbers keep theirs
+        let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+        let group = reader.metadata().row_group(0);
+        assert!(group.column(0).statistics().is_none(), "url has statistics");
+        assert!(group
+            .column(1)
+            .statistics()
+            .is_some_and(|s| s.min_bytes_opt().is_some()));
         let raw = (rows * 8) as i64;
         assert!(
             sizes[1].1 < raw / 100,
