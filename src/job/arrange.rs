@@ -1,7 +1,9 @@
 //! From the rows a worker received to its solver arena: grouped by host in a canonical order
 //! (independent of arrival order and worker count), duplicates removed, caps joined.
 
-use super::flag_sort::{flag_pass, RADIX};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
 use super::heap;
 use super::keys::host_id;
 use super::prefetch::prefetch_at;
@@ -134,48 +136,23 @@ struct RestAt {
     len: u32,
 }
 
-/// A row's identity and place in canonical order, in 32 bytes: the host's 128-bit key as (high,
-/// low) halves, since a u128 field would align the record to 48; the top 96 bits of the URL's
-/// 128-bit key (two URLs of one host agreeing there: probability below 10^-11 even for 10^9
-/// URLs, and the order is that of the full keys whenever they differ); `row` numbers the rows of
-/// all batches in turn. A smaller key is less to fault in and less for the sort to move.
+/// A row's place in canonical order, in 16 bytes: its host's rank among the part's hosts (by
+/// 128-bit identity: [`Ordered::hosts`]), the top 64 bits of its URL's 128-bit identity (rows
+/// agreeing there are told apart by the whole identity), and `row`, which numbers the rows of all
+/// batches in turn. Half the 32 bytes of a key that held the host's identity itself: half the
+/// memory the sort moves.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RowKey {
-    pub host: [u64; 2],
     pub url_high: u64,
-    pub url_low: u32,
+    pub host: u32,
     pub row: u32,
 }
 
-impl RowKey {
-    /// The URL's 96-bit identity (high, low), in the order of the full key.
-    #[inline]
-    fn url(&self) -> (u64, u32) {
-        (self.url_high, self.url_low)
-    }
-
-    /// The host's 128-bit identity.
-    #[inline]
-    pub fn host_id(&self) -> u128 {
-        join(self.host)
-    }
-
-    /// The identity the canonical order sorts by (equal identities are one URL, ordered after by
-    /// origin).
-    #[inline]
-    fn identity(&self) -> ([u64; 2], u64, u32) {
-        (self.host, self.url_high, self.url_low)
-    }
-}
-
-#[inline]
-fn split(x: u128) -> [u64; 2] {
-    [(x >> 64) as u64, x as u64]
-}
-
-#[inline]
-fn join(x: [u64; 2]) -> u128 {
-    ((x[0] as u128) << 64) | x[1] as u128
+/// A part's rows in canonical order: their keys, and the identities of the part's hosts by rank
+/// (ascending).
+pub struct Ordered {
+    pub keys: Vec<RowKey>,
+    pub hosts: Vec<u128>,
 }
 
 /// The first row number of each batch (and the total at the end), for [`RowKey::row`].
@@ -197,8 +174,15 @@ fn locate(starts: &[u32], row: u32) -> (usize, usize) {
     (b, (row - starts[b]) as usize)
 }
 
-/// The rows of `batches` in canonical order: by 128-bit host key, then 128-bit URL key, then origin.
-/// The order depends only on the rows, not on which batch holds them.
+/// The 128-bit identity of the URL of row number `row` (hashed again: needed only where the top
+/// 64 bits of two rows' identities agree).
+fn url_identity(batches: &[RowBatch], starts: &[u32], row: u32) -> u128 {
+    let (b, r) = locate(starts, row);
+    batches[b].url(r).id()
+}
+
+/// The rows of `batches` in canonical order: by 128-bit host identity, then 128-bit URL
+/// identity, then origin. The order depends only on the rows, not on which batch holds them.
 ///
 /// Hosts and URLs are identified by their 128-bit xxh3 hashes: comparing bytes instead cost 13% of
 /// a run in cache misses (sorted rows are scattered over the batches), and a collision among 10^9
@@ -207,6 +191,11 @@ fn locate(starts: &[u32], row: u32) -> (usize, usize) {
 /// Every row's host must belong to `part`: a row in another part would be arranged out of the
 /// canonical order, and could miss its delay in the hosts table (panics, naming the host).
 ///
+/// How: the part's hosts are ranked by identity, each row is placed straight into its host's
+/// run (a counting sort: the hosts' row counts are known), and each host's rows are sorted by
+/// URL. (Rows sorted whole by two radix passes on their host's identity and comparisons of 24
+/// bytes after moved 32-byte keys three times.)
+///
 /// The keys are written into `keys` (emptied first; its room is kept, and grown to the rows if
 /// need be).
 pub fn canonical_order(
@@ -214,60 +203,121 @@ pub fn canonical_order(
     starts: &[u32],
     part: Part,
     mut keys: Vec<RowKey>,
-) -> Vec<RowKey> {
+) -> Ordered {
+    let rows = batches.iter().map(RowBatch::len).sum();
+    let (hosts, entry_rank) = rank_hosts(batches, part);
+    // where each host's run begins, then (as rows are placed) the next free place in it
+    let mut next = vec![0u32; hosts.len() + 1];
+    for (batch, ranks) in batches.iter().zip(&entry_rank) {
+        for &e in batch.host_entries() {
+            next[ranks[e as usize] as usize + 1] += 1;
+        }
+    }
+    for h in 0..hosts.len() {
+        next[h + 1] += next[h];
+    }
+    let bounds = next.clone();
     keys.clear();
-    keys.reserve_exact(batches.iter().map(RowBatch::len).sum());
-    let mut hosts: Vec<[u64; 2]> = Vec::new();
-    for (b, batch) in batches.iter().enumerate() {
-        // each of the batch's hosts hashed once
-        hosts.clear();
-        hosts.extend((0..batch.hosts()).map(|e| {
-            let id = host_id(batch.entry_bytes(e));
-            assert!(
-                part.holds(id),
-                "host {:?} reached arranging part {part:?}, not its own: the workers disagree on \
-                 the parts",
-                String::from_utf8_lossy(batch.entry_bytes(e))
-            );
-            split(id)
-        }));
-        for r in 0..batch.len() {
-            let url_key = batch.url(r).id();
-            keys.push(RowKey {
-                host: hosts[batch.host_entry_of(r)],
-                url_high: (url_key >> 64) as u64,
-                url_low: (url_key >> 32) as u32,
+    keys.resize(rows, RowKey::default());
+    for (b, (batch, ranks)) in batches.iter().zip(&entry_rank).enumerate() {
+        for (r, &e) in batch.host_entries().iter().enumerate() {
+            let host = ranks[e as usize];
+            let place = &mut next[host as usize];
+            keys[*place as usize] = RowKey {
+                url_high: (batch.url(r).id() >> 64) as u64,
+                host,
                 row: starts[b] + r as u32,
-            });
+            };
+            *place += 1;
         }
     }
-    // Equal keys are duplicates: the first by origin (file, then row) sorts first and is kept.
-    let origin = |k: &RowKey| {
-        let (b, r) = locate(starts, k.row);
-        batches[b].packed_origin(r)
+    // Rows of one URL are duplicates: the first by origin (file, then row) sorts first and is
+    // kept. Rows whose identities agree in their top 64 bits (duplicates, or with a chance of 3 in
+    // 10^8, two of 10^6 URLs of one host) are ordered by the whole identity, then origin.
+    let whole = |row: u32| {
+        let (b, r) = locate(starts, row);
+        (batches[b].url(r).id(), batches[b].packed_origin(r))
     };
-    // Two in-place radix passes on the top 16 bits of the host key, then small sorts in cache.
-    // (Further radix passes on the large buckets of large hosts, at the first byte their keys do
-    // not share, were no faster than sorting those buckets by comparisons: 5M keys on 50K Zipf
-    // hosts, 0.38-0.43 s either way.)
-    let top = flag_pass(&mut keys, |k| (k.host[0] >> 56) as usize);
-    for d in 0..RADIX {
-        let bucket = &mut keys[top[d]..top[d + 1]];
-        let inner = flag_pass(bucket, |k| ((k.host[0] >> 48) & 0xff) as usize);
-        for e in 0..RADIX {
-            let small = &mut bucket[inner[e]..inner[e + 1]];
-            // the identities alone: a comparator that also reached for the origins was not
-            // inlined into the sort (a quarter of the 100M exchange); the rare equal keys are
-            // ordered after
-            small.sort_unstable_by_key(RowKey::identity);
-            for equal in small.chunk_by_mut(|a, b| a.identity() == b.identity()) {
-                if equal.len() > 1 {
-                    equal.sort_unstable_by_key(origin);
-                }
-            }
+    for h in 0..hosts.len() {
+        sort_host_rows(&mut keys[bounds[h] as usize..bounds[h + 1] as usize], whole);
+    }
+    Ordered { keys, hosts }
+}
+
+/// Sorts the keys of one host's rows by URL identity, then origin: by the identities' top 64
+/// bits, then, where those agree, by `whole(row)` (the whole identity and the origin).
+fn sort_host_rows(run: &mut [RowKey], whole: impl Fn(u32) -> (u128, u64)) {
+    if run.len() < 2 {
+        return;
+    }
+    run.sort_unstable_by_key(|k| k.url_high);
+    for equal in run.chunk_by_mut(|a, b| a.url_high == b.url_high) {
+        if equal.len() > 1 {
+            equal.sort_by_cached_key(|k| whole(k.row));
         }
     }
-    keys
+}
+
+/// The identities of the hosts of `batches` (all of `part`; panics naming one that is not),
+/// ascending, and the rank among them of each batch's host entries.
+fn rank_hosts(batches: &[RowBatch], part: Part) -> (Vec<u128>, Vec<Vec<u32>>) {
+    // each batch's hosts hashed once, numbered as first met
+    let mut met: HashMap<u128, u32, BuildHasherDefault<IdentityHasher>> = HashMap::default();
+    let mut ids: Vec<u128> = Vec::new();
+    let mut entry_rank: Vec<Vec<u32>> = batches
+        .iter()
+        .map(|batch| {
+            (0..batch.hosts())
+                .map(|e| {
+                    let id = host_id(batch.entry_bytes(e));
+                    assert!(
+                        part.holds(id),
+                        "host {:?} reached arranging part {part:?}, not its own: the workers \
+                         disagree on the parts",
+                        String::from_utf8_lossy(batch.entry_bytes(e))
+                    );
+                    *met.entry(id).or_insert_with(|| {
+                        ids.push(id);
+                        ids.len() as u32 - 1
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    drop(met);
+    let mut by_identity: Vec<u32> = (0..ids.len() as u32).collect();
+    by_identity.sort_unstable_by_key(|&i| ids[i as usize]);
+    let mut rank = vec![0u32; ids.len()];
+    for (r, &i) in by_identity.iter().enumerate() {
+        rank[i as usize] = r as u32;
+    }
+    for e in entry_rank.iter_mut().flatten() {
+        *e = rank[*e as usize];
+    }
+    let hosts = by_identity.iter().map(|&i| ids[i as usize]).collect();
+    (hosts, entry_rank)
+}
+
+/// A hasher for keys that are hashes already (128-bit identities): their halves folded.
+#[derive(Default)]
+struct IdentityHasher(u64);
+
+impl Hasher for IdentityHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = self.0.rotate_left(29) ^ u64::from_le_bytes(word);
+        }
+    }
+
+    fn write_u128(&mut self, x: u128) {
+        self.0 ^= (x >> 64) as u64 ^ x as u64;
+    }
 }
 
 /// A row on its way to the arranged columns: its numbers and its URL's rest in the text.
@@ -280,21 +330,25 @@ struct Record {
     complete_obs: bool,
 }
 
-// A record reuses a key's place (see `arrange`).
+// A part's records take over its keys' buffer, which has room for them (see `Scratch`).
 const _: () = assert!(
-    std::mem::size_of::<Record>() == std::mem::size_of::<RowKey>()
+    std::mem::size_of::<Record>() == KEYS_PER_RECORD * std::mem::size_of::<RowKey>()
         && std::mem::align_of::<Record>() == std::mem::align_of::<RowKey>()
 );
+
+/// Keys whose room a record takes.
+const KEYS_PER_RECORD: usize = 2;
 
 /// Arranges `batches` as `plan` reads them, with per-host delays (the plan's default for the hosts
 /// the table does not list), without the rows in `lost` (packed origins: their URL came earlier
 /// under another host: they are rejected as duplicates).
 ///
-/// More rows than the plan's `arrange_part_bytes` of sort keys and places (36 bytes a row) are
-/// arranged in parts by the top bits of their host's identity, which follow one another in
-/// canonical order: one part's keys and places are held at a time, in buffers kept from part to
-/// part. Held for every row at once beside every row in transit, they were the peak of a
-/// 100M-URL run (94 bytes a URL; 77 in parts). The senders cut their batches by part at
+/// More rows than the plan's `arrange_part_bytes` of records and places (36 bytes a row; the
+/// sort keys are held in the records' room first) are arranged in parts by the top bits of their
+/// host's identity, which follow one another in canonical order: one part's keys, records and
+/// places are held at a time, in buffers kept from part to part. Held for every row at once
+/// beside every row in transit, they were the peak of a 100M-URL run (94 bytes a URL; 77 in
+/// parts). The senders cut their batches by part at
 /// `sent_bits` ([`RowBatch::part`], from the input's row count: [`sent_part_bits`]); a worker
 /// whose parts came larger than [`SPLIT_PAST`] times the plan's size on average (it received
 /// more than an even share) splits every part further here ([`arranged_bits`]), which copies its
@@ -346,10 +400,10 @@ pub fn sent_part_bits(rows_each: usize, peers: usize, part_bytes: usize) -> u32 
 /// At most 2^this many parts.
 const MAX_PART_BITS: u32 = 8;
 
-/// log2 of the parts `rows` rows are arranged in, with at most `part_bytes` of sort keys and
-/// places (36 bytes a row) held at once.
+/// log2 of the parts `rows` rows are arranged in, with at most `part_bytes` of records and
+/// places (36 bytes a row; the sort keys take the records' room first) held at once.
 pub fn part_bits(rows: usize, part_bytes: usize) -> u32 {
-    let per_row = std::mem::size_of::<RowKey>() + std::mem::size_of::<u32>();
+    let per_row = std::mem::size_of::<Record>() + std::mem::size_of::<u32>();
     let parts = (rows * per_row).div_ceil(part_bytes.max(1)).max(1);
     parts
         .next_power_of_two()
@@ -414,9 +468,10 @@ fn arrange_in_parts(
 }
 
 /// The buffers every part is arranged in, kept from part to part: each part's sort keys (whose
-/// buffer its records take over) and places. Allocated afresh for every part of 32 MiB, they
-/// were faulted in again each time: the kernel clearing fresh pages took 4 times the samples of a
-/// profile of the 10M-URL bench (on this project's VMs a first touch costs 0.5-3 s a GiB).
+/// buffer, with room for as many records, its records take over) and places. Allocated afresh
+/// for every part of 32 MiB, they were faulted in again each time: the kernel clearing fresh
+/// pages took 4 times the samples of a profile of the 10M-URL bench (on this project's VMs a
+/// first touch costs 0.5-3 s a GiB).
 struct Scratch {
     keys: Vec<RowKey>,
     places: Vec<u32>,
@@ -428,7 +483,7 @@ impl Scratch {
     fn for_rows(rows: impl Iterator<Item = usize>) -> Self {
         let largest = rows.max().unwrap_or(0);
         let scratch = Scratch {
-            keys: Vec::with_capacity(largest),
+            keys: Vec::with_capacity(KEYS_PER_RECORD * largest),
             places: Vec::with_capacity(largest),
         };
         // sorted, then scattered into at random (the keys as the records that take over their
@@ -614,7 +669,8 @@ fn arrange_part(
     out: &mut Columns,
 ) {
     let starts = row_starts(&batches);
-    let keys = canonical_order(&batches, &starts, part, std::mem::take(&mut scratch.keys));
+    let Ordered { keys, hosts } =
+        canonical_order(&batches, &starts, part, std::mem::take(&mut scratch.keys));
     // by row number: whether the row lost its URL to another host's row (usually none)
     let lost_rows: Vec<bool> = if lost.is_empty() {
         Vec::new()
@@ -637,21 +693,28 @@ fn arrange_part(
     let mut i = 0;
     while i < keys.len() {
         let host = keys[i].host;
+        let id = hosts[host as usize];
         let first = locate(&starts, keys[i].row);
-        let delay = delays.get(join(host)).unwrap_or(plan.default_delay);
+        let delay = delays.get(id).unwrap_or(plan.default_delay);
         let cap = if delay.0 > 0.0 {
             politeness_cap(delay).0
         } else {
             f64::INFINITY
         };
         let mut pages = 0;
-        let mut previous_url: Option<(u64, u32)> = None;
+        // the host's last row kept
+        let mut previous: Option<RowKey> = None;
         while i < keys.len() && keys[i].host == host {
             if let Some(ahead) = keys.get(i + SCATTER_PREFETCH_DISTANCE) {
                 prefetch_at(dest.as_ptr().wrapping_add(ahead.row as usize));
             }
             let k = keys[i];
-            if previous_url == Some(k.url()) || is_lost(k.row) {
+            let repeats = previous.is_some_and(|p| {
+                p.url_high == k.url_high
+                    && url_identity(&batches, &starts, p.row)
+                        == url_identity(&batches, &starts, k.row)
+            });
+            if repeats || is_lost(k.row) {
                 let (b, r) = locate(&starts, k.row);
                 let batch = &batches[b];
                 out.duplicates.push(Rejected {
@@ -665,7 +728,7 @@ fn arrange_part(
             } else {
                 dest[k.row as usize] = n as u32;
                 n += 1;
-                previous_url = Some(k.url());
+                previous = Some(k);
                 pages += 1;
             }
             i += 1;
@@ -678,24 +741,20 @@ fn arrange_part(
             .push(out.offsets.last().copied().unwrap_or(0) + pages);
         out.caps.push(cap);
         named_by.push(first);
-        let id = join(host);
         out.host_keys.push(id as u64);
         out.host_ids.push(id);
         out.host_delays.push(delay);
     }
     host_names(&batches, &named_by, &mut out.host_text, &mut out.host_end);
     drop(named_by);
+    drop(hosts);
     let mut texts = Vec::with_capacity(batches.len());
     // Scattered writes miss the cache once per row and column, so a row's numbers and its URL's
     // place travel together in one record (one miss) and are split into columns afterwards, in
-    // order, once the batches are freed. The records take over the keys' buffer (same size and
-    // alignment: collect works in place), whose pages are resident already: a fresh array faulted
-    // in ~50,000 pages per worker on the 10M bench.
-    let mut records: Vec<Record> = keys
-        .into_iter()
-        .take(n)
-        .map(|_| Record::default())
-        .collect();
+    // order, once the batches are freed. The records take over the keys' buffer, whose pages are
+    // resident already: a fresh array faulted in ~50,000 pages per worker on the 10M bench.
+    let mut records: Vec<Record> = recycled(keys);
+    records.resize(n, Record::default());
     // per-URL refetch bounds, as rates per day (NaN: none), when the input has them
     let first = out.min_rate.len();
     if out.with_intervals {
@@ -760,19 +819,31 @@ fn arrange_part(
     scratch.keys = recycled(records);
 }
 
-/// An empty vector in the allocation of `v`, for values of another type of the same size and
-/// alignment (so of the same layout): a collect from `v`'s own iterator reuses its buffer.
-fn recycled<T, U>(mut v: Vec<T>) -> Vec<U> {
+/// An empty vector in the allocation of `v`, for values of another type of the same alignment
+/// (a fresh one, where `v`'s room is not a whole number of them).
+fn recycled<T: Copy, U: Copy>(v: Vec<T>) -> Vec<U> {
     const {
         assert!(
-            std::mem::size_of::<T>() == std::mem::size_of::<U>()
-                && std::mem::align_of::<T>() == std::mem::align_of::<U>()
+            std::mem::align_of::<T>() == std::mem::align_of::<U>()
+                && std::mem::size_of::<T>() > 0
+                && std::mem::size_of::<U>() > 0
         )
     };
-    v.clear();
-    v.into_iter()
-        .map(|_| unreachable!("the vector was emptied"))
-        .collect()
+    let bytes = v.capacity() * std::mem::size_of::<T>();
+    if bytes == 0 || !bytes.is_multiple_of(std::mem::size_of::<U>()) {
+        return Vec::new();
+    }
+    let mut v = std::mem::ManuallyDrop::new(v);
+    // SAFETY: the allocation is `v`'s own, no longer `v`'s (ManuallyDrop), and held as `bytes`
+    // bytes at the alignment of U, which is T's: the layout `Vec::from_raw_parts` asks for. It
+    // holds no U (length 0), and T needs no drop (Copy).
+    unsafe {
+        Vec::from_raw_parts(
+            v.as_mut_ptr().cast::<U>(),
+            0,
+            bytes / std::mem::size_of::<U>(),
+        )
+    }
 }
 
 /// The URL rests of `records` (in page order) copied out of the received `texts` onto `rests`,
@@ -846,7 +917,7 @@ mod tests {
     use super::*;
     use crate::io::pages::{Origin, PageRow};
     use crate::io::politeness_key::PolitenessKey;
-    use crate::job::keys::host_key;
+    use crate::job::keys::{host_key, url_id};
     use rand::{Rng, SeedableRng};
 
     /// Batches of random rows on a few hosts, URLs repeating within and across hosts, some rows
@@ -1036,7 +1107,7 @@ mod tests {
 
     #[test]
     fn canonical_order_is_a_full_sort_by_identity_then_origin() {
-        // hosts of many pages (one bucket of the host passes each), and many small ones
+        // hosts of many pages, and many small ones
         let mut sizes = vec![12_000, 4_097, 160_000];
         sizes.extend((0..300).map(|h| 1 + h % 40));
         for seed in 0..3 {
@@ -1047,34 +1118,83 @@ mod tests {
             let mut kept = vec![RowKey::default(); 1000];
             kept.reserve(500_000);
             let room = kept.capacity();
-            let keys = canonical_order(&batches, &starts, whole, kept);
+            let Ordered { keys, hosts } = canonical_order(&batches, &starts, whole, kept);
             assert_eq!(keys.capacity(), room);
-            // every row once
-            let n = *starts.last().unwrap();
-            let mut seen: Vec<u32> = keys.iter().map(|k| k.row).collect();
-            seen.sort_unstable();
-            assert_eq!(seen, (0..n).collect::<Vec<_>>());
-            let origin = |k: &RowKey| {
-                let (b, r) = locate(&starts, k.row);
-                batches[b].packed_origin(r)
-            };
-            let mut expected = keys.clone();
-            expected.sort_by_key(|k| (k.identity(), origin(k)));
-            let rows = |k: &[RowKey]| k.iter().map(|k| k.row).collect::<Vec<_>>();
-            assert_eq!(rows(&keys), rows(&expected), "seed {seed}");
-            assert!(keys.windows(2).any(|w| w[0].identity() == w[1].identity()));
+            // the order of a plain sort of every row by (host identity, URL identity, origin),
+            // from the rows' names
+            let mut expected: Vec<(u128, u128, u64, u32)> = Vec::new();
+            for (b, batch) in batches.iter().enumerate() {
+                for r in 0..batch.len() {
+                    let host = host_id(batch.host(r).as_bytes());
+                    let url = url_id(batch.url(r).to_string_lossy().as_bytes());
+                    let row = starts[b] + r as u32;
+                    expected.push((host, url, batch.packed_origin(r), row));
+                }
+            }
+            expected.sort_unstable();
+            let rows: Vec<u32> = keys.iter().map(|k| k.row).collect();
+            let expected_rows: Vec<u32> = expected.iter().map(|e| e.3).collect();
+            assert_eq!(rows, expected_rows, "seed {seed}");
+            // hosts by rank, each row's host its own
+            let mut ids: Vec<u128> = expected.iter().map(|e| e.0).collect();
+            ids.dedup();
+            assert_eq!(hosts, ids);
+            assert!(keys
+                .iter()
+                .zip(&expected)
+                .all(|(k, e)| hosts[k.host as usize] == e.0));
+            // with duplicates among them
+            assert!(expected.windows(2).any(|w| w[0].1 == w[1].1));
         }
     }
 
     #[test]
-    fn records_give_their_buffer_back_to_the_next_part_s_keys() {
-        let mut records = vec![Record::default(); 1000];
-        records.truncate(10);
-        let (at, room) = (records.as_ptr() as usize, records.capacity());
-        let keys: Vec<RowKey> = recycled(records);
-        assert!(keys.is_empty());
+    fn urls_agreeing_in_their_top_64_bits_are_ordered_by_their_whole_identity() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for _ in 0..50 {
+            // identities of 4 top halves only, some repeated whole (duplicates), with origins
+            let rows: Vec<(u128, u64)> = (0..rng.random_range(2..200))
+                .map(|_| {
+                    let high = rng.random_range(0..4u128);
+                    let low = rng.random_range(0..3u128);
+                    (
+                        (high << 64) | (low * 0x9e37_79b9_7f4a_7c15),
+                        rng.random_range(0..1000),
+                    )
+                })
+                .collect();
+            let mut keys: Vec<RowKey> = (0..rows.len() as u32)
+                .map(|row| RowKey {
+                    url_high: (rows[row as usize].0 >> 64) as u64,
+                    host: 0,
+                    row,
+                })
+                .collect();
+            sort_host_rows(&mut keys, |row| rows[row as usize]);
+            let got: Vec<(u128, u64)> = keys.iter().map(|k| rows[k.row as usize]).collect();
+            let mut expected = rows.clone();
+            expected.sort_unstable();
+            assert_eq!(got, expected);
+        }
+    }
+
+    #[test]
+    fn records_take_the_keys_buffer_and_give_it_back() {
+        let mut keys = vec![RowKey::default(); 1000];
+        keys.truncate(10);
+        let (at, room) = (keys.as_ptr() as usize, keys.capacity());
+        let records: Vec<Record> = recycled(keys);
         // the same memory, all of it: a new buffer would be faulted in afresh for every part
+        assert!(records.is_empty());
+        assert_eq!(
+            (records.as_ptr() as usize, records.capacity()),
+            (at, room / 2)
+        );
+        let keys: Vec<RowKey> = recycled(records);
         assert_eq!((keys.as_ptr() as usize, keys.capacity()), (at, room));
+        // room for a whole number of records only
+        let odd: Vec<Record> = recycled(vec![RowKey::default(); 3]);
+        assert_eq!(odd.capacity(), 0);
     }
 
     #[test]

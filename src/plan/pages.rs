@@ -24,10 +24,10 @@ pub const DEFAULT_CHANGE_DAYS: f64 = 30.0;
 /// more likely broken than dirty.
 pub const DEFAULT_MAX_REJECT_SHARE: f64 = 0.5;
 
-/// Bytes of sort keys and places in a part of the rows a worker arranges by host, about: more
-/// rows are arranged in parts, one after the other in the same buffers (a part may come up to 8
-/// times larger, where cutting it finer would cost a copy of its rows or too many batches in
-/// flight: `job::arrange::sent_part_bits`). Parts of 32 MiB (8 a worker on the 10M-URL bench)
+/// Bytes of records and places (the sort keys take the records' room first) in a part of the rows
+/// a worker arranges by host, about: more rows are arranged in parts, one after the other in the
+/// same buffers (a part may come up to 8 times larger, where cutting it finer would cost a copy
+/// of its rows or too many batches in flight: `job::arrange::sent_part_bits`). Parts of 32 MiB (8 a worker on the 10M-URL bench)
 /// against 256 MiB: the exchange phase 25% shorter and the peak 8% lower there (medians of 6
 /// pairs of runs).
 pub const DEFAULT_ARRANGE_PART_BYTES: usize = 32 << 20;
@@ -69,7 +69,7 @@ pub struct PagesPlan {
     pub defaults: Defaults,
     /// The largest share of rejected rows the job goes on with.
     pub max_reject_share: f64,
-    /// Bytes of sort keys and places in a part of the rows a worker arranges, about
+    /// Bytes of records and places in a part of the rows a worker arranges, about
     /// ([`arrange_part_bytes`]).
     pub arrange_part_bytes: usize,
 }

@@ -318,6 +318,12 @@ impl RowBatch {
         std::mem::take(&mut self.rest_text)
     }
 
+    /// The batch's entry of every row's host, in row order.
+    #[inline]
+    pub fn host_entries(&self) -> &[u32] {
+        &self.host
+    }
+
     /// The batch's entry of row `i`'s host.
     #[inline]
     pub fn host_entry_of(&self, i: usize) -> usize {
