@@ -339,11 +339,10 @@ const KEYS_PER_RECORD: usize = 2;
 /// host's identity, which follow one another in canonical order: one part's keys, records and
 /// places are held at a time, in buffers kept from part to part. Held for every row at once
 /// beside every row in transit, they were the peak of a 100M-URL run (94 bytes a URL; 77 in
-/// parts). The senders cut their batches by part at
-/// `sent_bits` ([`RowBatch::part`], from the input's row count: [`sent_part_bits`]); a worker
-/// whose parts came larger than [`SPLIT_PAST`] times the plan's size on average (it received
-/// more than an even share) splits every part further here ([`arranged_bits`]), which copies its
-/// rows once more.
+/// parts). The senders cut their batches by part at `sent_bits` ([`RowBatch::part`], from the
+/// input's row count: [`sent_part_bits`]); a worker whose parts came larger than [`SPLIT_PAST`]
+/// times the plan's size on average (it received more than an even share) splits every part
+/// further here ([`arranged_bits`]), which copies its rows once more.
 pub fn arrange(
     batches: Vec<RowBatch>,
     sent_bits: u32,
