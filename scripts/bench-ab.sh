@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Two builds of revisit side by side: runs BEFORE and AFTER in turn on each workload, REPS times,
-# in one invocation (so both see the same machine), with the bare I/O measured before each pair,
-# and prints one JSON line per run plus one summary line per workload with the medians. On this
-# shared machine absolute times move by 2-4x between invocations; only figures from one invocation
-# compare.
+# Two builds of revisit side by side: runs BEFORE and AFTER in turn on each workload, REPS times
+# (BEFORE first in odd reps, AFTER first in even ones), in one invocation (so both see the same
+# machine), with the bare I/O measured before each pair, and prints one JSON line per run plus one
+# summary line per workload with the medians. On this shared machine absolute times move by 2-4x
+# between invocations; only figures from one invocation compare.
 #
 #   scripts/bench-ab.sh BEFORE_BIN AFTER_BIN                       # zipf-10m and hosts-10m, 3 reps
 #   REPS=5 scripts/bench-ab.sh /path/old/revisit target/release/revisit hosts-10m
@@ -35,7 +35,10 @@ for rep in $(seq "$reps"); do
     [ -f "$dir/hosts.parquet" ] || { echo "bench-ab: no data for $workload in $dir: run scripts/bench.sh $workload once" >&2; exit 2; }
     bare=$("$after" bench-io "$dir/pages" --out "$scratch/bare" -w "$workers")
     rm -rf "$scratch/bare"
-    for side in before after; do
+    # ABBA: the builds take turns going first, so that a drift of the machine during a pair
+    # (other jobs starting or ending) falls on both alike
+    sides="before after"; [ $((rep % 2)) -eq 0 ] && sides="after before"
+    for side in $sides; do
       bin=$before; [ $side = after ] && bin=$after
       rm -rf "$scratch/out"
       start=$(date +%s.%N)
