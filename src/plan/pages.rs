@@ -27,9 +27,9 @@ pub const DEFAULT_MAX_REJECT_SHARE: f64 = 0.5;
 /// Bytes of records and places (the sort keys take the records' room first) in a part of the rows
 /// a worker arranges by host, about: more rows are arranged in parts, one after the other in the
 /// same buffers (a part may come up to 8 times larger, where cutting it finer would cost a copy
-/// of its rows or too many batches in flight: `job::arrange::sent_part_bits`). Parts of 32 MiB (8 a worker on the 10M-URL bench)
-/// against 256 MiB: the exchange phase 25% shorter and the peak 8% lower there (medians of 6
-/// pairs of runs).
+/// of its rows or too many batches in flight: `job::arrange::sent_part_bits`). Parts of 32 MiB
+/// (8 a worker on the 10M-URL bench) against 256 MiB: the exchange phase 25% shorter and the
+/// peak 8% lower there (medians of 6 pairs of runs).
 pub const DEFAULT_ARRANGE_PART_BYTES: usize = 32 << 20;
 /// The environment variable that sets [`PagesPlan::arrange_part_bytes`] for the tests (so that
 /// small inputs are arranged in parts as large ones are). Never set it in production.
