@@ -10,9 +10,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use arrow_array::{Array, RecordBatch};
-use parquet::arrow::arrow_reader::{
-    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
-};
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ProjectionMask;
 use serde::{Deserialize, Serialize};
 
@@ -339,7 +337,7 @@ fn parquet_batches(
     key: PolitenessKey,
 ) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReader> {
     let f = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    let metadata = ArrowReaderMetadata::load(&f, ArrowReaderOptions::new())
+    let metadata = ArrowReaderMetadata::load(&f, host_dictionary::reader_options())
         .with_context(|| format!("{}: cannot read footer", path.display()))?;
     let metadata = host_dictionary::hinted(metadata, unit.row_group, key);
     let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(f, metadata);
