@@ -13,6 +13,7 @@ use arrow_schema::{DataType, Schema};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::append::append_short;
+use crate::prefetch::prefetch_at;
 
 /// A text column of any Arrow string layout, plain or dictionary-encoded (a pandas categorical,
 /// or a Parquet dictionary kept as one, see `io::pages`).
@@ -99,6 +100,45 @@ impl<'a> TextColumn<'a> {
     pub fn key(&self, i: usize) -> Option<usize> {
         let d = self.dictionary.as_ref()?;
         d.is_valid(i).then(|| d.keys[i])
+    }
+
+    /// Asks for the place of row `i`'s dictionary value (its offset) to be brought into cache, a
+    /// first step ahead of [`TextColumn::prefetch_value`]; returns the row's index into the
+    /// dictionary (any for a null row), None for a plain column or past the end.
+    #[inline]
+    pub fn prefetch_offset(&self, i: usize) -> Option<usize> {
+        let k = *self.dictionary.as_ref()?.keys.get(i)?;
+        match self.strings {
+            Strings::Utf8(a) => prefetch_at(a.value_offsets().as_ptr().wrapping_add(k)),
+            Strings::Large(a) => prefetch_at(a.value_offsets().as_ptr().wrapping_add(k)),
+            Strings::View(a) => prefetch_at(a.views().as_ptr().wrapping_add(k)),
+        }
+        Some(k)
+    }
+
+    /// Asks for the bytes of row `i`'s dictionary value to be brought into cache (reading its
+    /// offset, best fetched by [`TextColumn::prefetch_offset`] a few rows before); nothing for a
+    /// plain column or past the end.
+    #[inline]
+    pub fn prefetch_value(&self, i: usize) {
+        let Some(&k) = self.dictionary.as_ref().and_then(|d| d.keys.get(i)) else {
+            return;
+        };
+        let (start, values) = match self.strings {
+            Strings::Utf8(a) => (
+                a.value_offsets().get(k).map(|&o| o as usize),
+                a.value_data(),
+            ),
+            Strings::Large(a) => (
+                a.value_offsets().get(k).map(|&o| o as usize),
+                a.value_data(),
+            ),
+            // a host name of up to 12 bytes is in its view, fetched by `prefetch_offset`
+            Strings::View(_) => return,
+        };
+        if let Some(start) = start {
+            prefetch_at(values.as_ptr().wrapping_add(start));
+        }
     }
 
     /// The dictionary's values (the batches of one Parquet column chunk share them), None for a
@@ -327,5 +367,68 @@ impl Utf8Builder {
             arrow_buffer::Buffer::from_vec(self.values),
             None,
         )?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::types::Int32Type;
+    use arrow_array::{DictionaryArray, LargeStringArray, StringArray, StringViewArray};
+
+    use super::*;
+
+    #[test]
+    fn prefetching_a_row_gives_its_dictionary_index_and_never_reads_past_the_end() {
+        let values = [
+            Some("b.example"),
+            None,
+            Some("a.example"),
+            Some("b.example"),
+        ];
+        let dictionary: DictionaryArray<Int32Type> = values.iter().copied().collect();
+        let wanted: Vec<Option<usize>> = (0..values.len())
+            .map(|i| {
+                dictionary
+                    .is_valid(i)
+                    .then(|| dictionary.keys().value(i) as usize)
+            })
+            .collect();
+        let with_values = |v: ArrayRef| -> ArrayRef {
+            Arc::new(DictionaryArray::new(dictionary.keys().clone(), v))
+        };
+        let layouts: [ArrayRef; 3] = [
+            with_values(Arc::new(StringArray::from(vec!["b.example", "a.example"]))),
+            with_values(Arc::new(LargeStringArray::from(vec![
+                "b.example",
+                "a.example",
+            ]))),
+            with_values(Arc::new(StringViewArray::from(vec![
+                "b.example",
+                "a.example",
+            ]))),
+        ];
+        for array in &layouts {
+            let column = TextColumn::of(array).unwrap();
+            for (i, want) in wanted.iter().enumerate() {
+                // a null row's index is any; a valid row's is its value's
+                let got = column.prefetch_offset(i);
+                assert!(got.is_some());
+                if want.is_some() {
+                    assert_eq!(got, *want, "{:?} row {i}", array.data_type());
+                    assert_eq!(column.key(i), *want);
+                }
+                column.prefetch_value(i);
+            }
+            for past in [values.len(), values.len() + 100, usize::MAX] {
+                assert_eq!(column.prefetch_offset(past), None);
+                column.prefetch_value(past);
+            }
+        }
+        let plain: ArrayRef = Arc::new(StringArray::from(vec!["a.example"]));
+        let column = TextColumn::of(&plain).unwrap();
+        assert_eq!(column.prefetch_offset(0), None);
+        column.prefetch_value(0);
     }
 }

@@ -406,6 +406,9 @@ fn read_batch(
         let origin = Origin { file, row };
         row += 1;
         let url = urls.get(i);
+        if let Some((h, keys)) = &known {
+            keys.prefetch(h, i);
+        }
         let dictionary_key = known.as_ref().map(|(h, keys)| keys.row(h, i));
         let host_value = || {
             hosts

@@ -4,13 +4,13 @@
 use super::flag_sort::{flag_pass, RADIX};
 use super::heap;
 use super::keys::host_id;
-use super::prefetch::prefetch_at;
 use super::url_text::{Form, Rests, Url};
 use super::wire::rows::RowBatch;
 use super::wire::BATCH_TEXT_BYTES;
 use crate::io::hosts::HostDelays;
 use crate::io::pages::{Reason, Rejected};
 use crate::plan::PagesPlan;
+use crate::prefetch::prefetch_at;
 use revisit_core::solve::pages::{Pages, PagesError};
 use revisit_core::units::{politeness_cap, Seconds, SECONDS_PER_DAY};
 

@@ -18,7 +18,6 @@ pub mod identity;
 pub mod keys;
 pub mod load;
 pub mod mesh;
-mod prefetch;
 pub mod progress;
 pub mod route;
 mod row_sender;

@@ -10,7 +10,7 @@
 //! by their place in it instead (`io::host_dictionary`): no identity to hash.
 
 use crate::io::host_dictionary::HostToken;
-use crate::job::prefetch::prefetch_at;
+use crate::prefetch::prefetch_at;
 
 /// Slots per batch the memo serves, up to [`MAX_SLOTS`] (24 bytes each).
 const SLOTS_PER_BATCH: usize = 1 << 14;
