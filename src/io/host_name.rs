@@ -41,7 +41,8 @@ pub fn fast_host(url: &str) -> Option<&str> {
 
 /// Whether `name` is labels of `label` bytes joined by single dots (none leading or trailing), in
 /// one pass over its bytes (a substring search for ".." set up a searcher per row: 1.2% of the
-/// CPU of a 10M-URL run in a profile).
+/// CPU of a 10M-URL run in a profile; folds without early exits were 1.3-2x slower than this loop
+/// on 1M host names, all valid: its branches are predicted).
 pub fn dotted_name(name: &str, label: impl Fn(u8) -> bool) -> bool {
     let mut previous = b'.'; // a leading dot is an empty label
     for b in name.bytes() {
@@ -91,6 +92,19 @@ mod tests {
         assert_eq!(host_of("mailto:someone@example.com"), None);
         // (the WHATWG parser reads "http:///path" as host "path", so that is not a case of no host)
         assert_eq!(host_of("http://"), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn dotted_names_are_as_defined(name in "[a.B-]{0,12}") {
+            let label = |b: u8| b.is_ascii_lowercase() || b == b'-';
+            let obvious = !name.is_empty()
+                && !name.starts_with('.')
+                && !name.ends_with('.')
+                && !name.contains("..")
+                && name.bytes().all(|b| label(b) || b == b'.');
+            proptest::prop_assert_eq!(dotted_name(&name, label), obvious);
+        }
     }
 
     #[test]
