@@ -103,7 +103,11 @@ line = {
     "hosts_capped": s["hosts_capped"],
     "crawler_load_max_over_mean": round(s["crawler_load_max_over_mean"], 4),
 }
-targets = {"ratio_to_bare_io <= 1.5": ratio <= 1.5, "peak_rss_bytes_per_url <= 64": rss <= 64}
+targets = {"ratio_to_bare_io <= 1.5": ratio <= 1.5}
+# the memory target is set at 100M URLs (so that 300M fit the machine); below, the fixed part of a
+# run's memory weighs on every URL
+if urls >= 100_000_000:
+    targets["peak_rss_bytes_per_url <= 64"] = rss <= 64
 if nightly_s:
     n, nightly = summary("nightly"), float(nightly_s)
     line["nightly"] = {
