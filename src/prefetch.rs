@@ -1,5 +1,6 @@
 //! A software prefetch: passes that read large arrays at random (host names in name order, URL
-//! rests in page order) wait on a cache miss per step unless they ask a few steps ahead.
+//! rests in page order, a row group's host dictionary in row order) wait on a cache miss per step
+//! unless they ask a few steps ahead.
 
 /// Asks the CPU to fetch the cache line at `p` (a hint: nothing happens elsewhere than x86_64).
 #[inline]

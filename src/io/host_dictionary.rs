@@ -101,8 +101,8 @@ pub fn reader_options() -> ArrowReaderOptions {
 /// chunk, after 6 of 7 data pages. Asked for a dictionary, the reader re-encodes each batch of the
 /// plain pages into a dictionary of its own (hashing every value), which then takes the memo
 /// misses of a new dictionary. Measured on the read phase, against reading the chunk plain
-/// (4 runs each way, one invocation): 6 of 7 pages dictionary-encoded, 2.98 -> 2.60 s; 5 of 8 on
-/// 3M hosts, even; 3 of 8 with every host distinct, 0.69 -> 0.75 s.
+/// (medians of 2-4 runs each way, in one invocation per set): 6 of 7 pages dictionary-encoded,
+/// 2.98 -> 2.60 s; 5 of 8 on 3M hosts, even; 3 of 8 with every host distinct, 0.69 -> 0.75 s.
 const DICTIONARY_PAGES_AT_LEAST: (i32, i32) = (2, 3);
 
 /// Whether `chunk` is dictionary-encoded on at least [`DICTIONARY_PAGES_AT_LEAST`] of its data
@@ -372,7 +372,7 @@ mod tests {
         let props = match layout {
             Layout::Plain => props.set_column_dictionary_enabled(host, false),
             Layout::Fallback => props.set_dictionary_page_size_limit(40),
-            // the 12 values of HOSTS fit; some 8 new hosts more do not
+            // the values of HOSTS fit; some 8 new hosts more do not
             Layout::LateFallback => props.set_dictionary_page_size_limit(300),
             Layout::Dictionary | Layout::Categorical => props,
         };
