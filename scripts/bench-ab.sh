@@ -2,7 +2,8 @@
 # Two builds of revisit side by side: runs BEFORE and AFTER in turn on each workload, REPS times
 # (BEFORE first in odd reps, AFTER first in even ones), in one invocation (so both see the same
 # machine), with the bare I/O measured before each pair, and prints one JSON line per run plus one
-# summary line per workload with the medians. On this shared machine absolute times move by 2-4x
+# summary line per workload with the medians, of wall time and of CPU time (`cpu_s`, user + system
+# of all the run's threads). On this shared machine absolute times move by 2-4x
 # between invocations; only figures from one invocation compare.
 #
 #   scripts/bench-ab.sh BEFORE_BIN AFTER_BIN                       # zipf-10m and hosts-10m, 3 reps
@@ -41,18 +42,28 @@ for rep in $(seq "$reps"); do
     for side in $sides; do
       bin=$before; [ $side = after ] && bin=$after
       rm -rf "$scratch/out"
-      start=$(date +%s.%N)
-      "$bin" run "$dir/pages" --hosts "$dir/hosts.parquet" --out "$scratch/out" -w "$workers" \
-        --start 2026-11-23T00:00:00Z -q >/dev/null
-      end=$(date +%s.%N)
-      python3 - "$workload" "$side" "$rep" "$start" "$end" "$bare" "$scratch/out/summary.json" \
+      # wall seconds, and the CPU seconds (user + system) of the run's threads: steadier than
+      # wall time on this shared machine (runs of one build on 8 shards of the 100M set spread by
+      # 6% in CPU time, by a quarter in the read phase's wall time), though other jobs' use of
+      # the caches still shows in it
+      timing=$(python3 - "$bin" run "$dir/pages" --hosts "$dir/hosts.parquet" \
+        --out "$scratch/out" -w "$workers" --start 2026-11-23T00:00:00Z -q <<'PY'
+import resource, subprocess, sys, time
+start = time.monotonic()
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
+used = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(time.monotonic() - start, used.ru_utime + used.ru_stime)
+PY
+)
+      python3 - "$workload" "$side" "$rep" "$timing" "$bare" "$scratch/out/summary.json" \
         "$n" <<'PY' | tee -a "$lines"
 import json, sys
-workload, side, rep, start, end, bare, summary, urls = sys.argv[1:]
+workload, side, rep, timing, bare, summary, urls = sys.argv[1:]
+wall, cpu = map(float, timing.split())
 s = json.load(open(summary))
 print(json.dumps({
     "workload": workload, "side": side, "rep": int(rep),
-    "end_to_end_s": round(float(end) - float(start), 3),
+    "end_to_end_s": round(wall, 3), "cpu_s": round(cpu, 3),
     "bare_io_s": round(json.loads(bare)["seconds"], 3),
     "phases_s": {k: round(v, 3) for k, v in s["seconds"].items()},
     "peak_rss_bytes_per_url": round(s["peak_rss_bytes"] / int(urls), 1),
@@ -70,8 +81,10 @@ for w in dict.fromkeys(r["workload"] for r in runs):
             "bare_io_s": med("before", lambda r: r["bare_io_s"])}
     for side in ("before", "after"):
         line[side] = {"end_to_end_s": med(side, lambda r: r["end_to_end_s"]),
+                      "cpu_s": med(side, lambda r: r["cpu_s"]),
                       "write_s": med(side, lambda r: r["phases_s"]["write"]),
                       "peak_rss_bytes_per_url": med(side, lambda r: r["peak_rss_bytes_per_url"])}
     line["after_over_before"] = round(line["after"]["end_to_end_s"] / line["before"]["end_to_end_s"], 3)
+    line["cpu_after_over_before"] = round(line["after"]["cpu_s"] / line["before"]["cpu_s"], 3)
     print(json.dumps(line))
 PY
