@@ -3,8 +3,8 @@
 # (BEFORE first in odd reps, AFTER first in even ones), in one invocation (so both see the same
 # machine), with the bare I/O measured before each pair, and prints one JSON line per run plus one
 # summary line per workload with the medians, of wall time and of CPU time (`cpu_s`, user + system
-# of all the run's threads). On this shared machine absolute times move by 2-4x
-# between invocations; only figures from one invocation compare.
+# of all the run's threads). On this shared machine absolute times move by 2-4x between
+# invocations; only figures from one invocation compare.
 #
 #   scripts/bench-ab.sh BEFORE_BIN AFTER_BIN                       # zipf-10m and hosts-10m, 3 reps
 #   REPS=5 scripts/bench-ab.sh /path/old/revisit target/release/revisit hosts-10m
