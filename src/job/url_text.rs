@@ -7,6 +7,7 @@
 
 use super::keys::url_id;
 use crate::append::append_short;
+use crate::prefetch::prefetch_at;
 
 /// What comes before a URL's rest: a scheme and its host's name, or nothing (the rest is the
 /// whole URL).
@@ -214,7 +215,7 @@ impl Rests {
     /// Asks the CPU to fetch the bounds of rest `i` (a hint, for passes that jump between pages).
     #[inline]
     pub fn prefetch_end(&self, i: usize) {
-        crate::prefetch::prefetch_at(self.end.as_ptr().wrapping_add(i.saturating_sub(1)));
+        prefetch_at(self.end.as_ptr().wrapping_add(i.saturating_sub(1)));
     }
 
     /// Asks the CPU to fetch rest `i`'s text (a hint; reads its start, fetched a step earlier
@@ -226,7 +227,7 @@ impl Rests {
         } else {
             self.end.get(i - 1).map_or(0, |&e| e & END_MASK)
         };
-        crate::prefetch::prefetch_at(self.text.as_ptr().wrapping_add(start as usize));
+        prefetch_at(self.text.as_ptr().wrapping_add(start as usize));
     }
 
     /// Bytes held.
