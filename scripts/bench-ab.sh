@@ -3,8 +3,8 @@
 # (BEFORE first in odd reps, AFTER first in even ones), in one invocation (so both see the same
 # machine), with the bare I/O measured before each pair, and prints one JSON line per run plus one
 # summary line per workload with the medians, of wall time and of CPU time (`cpu_s`, user + system
-# of all the run's threads). On this shared machine absolute times move by 2-4x between
-# invocations; only figures from one invocation compare.
+# of all the run's threads; per phase from the summary's `seconds_cpu`). On this shared machine
+# absolute times move by 2-4x between invocations; only figures from one invocation compare.
 #
 #   scripts/bench-ab.sh BEFORE_BIN AFTER_BIN                       # zipf-10m and hosts-10m, 3 reps
 #   REPS=5 scripts/bench-ab.sh /path/old/revisit target/release/revisit hosts-10m
@@ -66,6 +66,8 @@ print(json.dumps({
     "end_to_end_s": round(wall, 3), "cpu_s": round(cpu, 3),
     "bare_io_s": round(json.loads(bare)["seconds"], 3),
     "phases_s": {k: round(v, 3) for k, v in s["seconds"].items()},
+    # the CPU seconds of each phase (builds before seconds_cpu have none)
+    "phases_cpu_s": {k: round(v, 3) for k, v in s.get("seconds_cpu", {}).items()},
     "peak_rss_bytes_per_url": round(s["peak_rss_bytes"] / int(urls), 1),
 }))
 PY
@@ -84,6 +86,10 @@ for w in dict.fromkeys(r["workload"] for r in runs):
                       "cpu_s": med(side, lambda r: r["cpu_s"]),
                       "write_s": med(side, lambda r: r["phases_s"]["write"]),
                       "peak_rss_bytes_per_url": med(side, lambda r: r["peak_rss_bytes_per_url"])}
+        phases = [r["phases_cpu_s"] for r in runs if r["workload"] == w and r["side"] == side]
+        if all(phases):
+            line[side]["phases_cpu_s"] = {p: statistics.median(x[p] for x in phases)
+                                          for p in ("read", "exchange", "solve", "value", "write")}
     line["after_over_before"] = round(line["after"]["end_to_end_s"] / line["before"]["end_to_end_s"], 3)
     line["cpu_after_over_before"] = round(line["after"]["cpu_s"] / line["before"]["cpu_s"], 3)
     print(json.dumps(line))

@@ -99,6 +99,7 @@ line = {
     "ratio_to_bare_io": round(ratio, 3),
     "rounds": s["rounds"], "solve_s": round(s["seconds"]["solve"], 3),
     "phases_s": {k: round(v, 3) for k, v in s["seconds"].items()},
+    "phases_cpu_s": {k: round(v, 3) for k, v in s.get("seconds_cpu", {}).items()},
     "peak_rss_bytes_per_url": round(rss, 1),
     "hosts_capped": s["hosts_capped"],
     "crawler_load_max_over_mean": round(s["crawler_load_max_over_mean"], 4),

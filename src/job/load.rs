@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::time::Instant;
+use crate::report::clock::Moment;
 
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
@@ -53,8 +53,8 @@ pub struct Loaded {
     pub default_importance: u64,
     pub default_change_rate: u64,
     /// When reading ended and when arranging ended, on this worker.
-    pub read_done: Instant,
-    pub arrange_done: Instant,
+    pub read_done: Moment,
+    pub arrange_done: Moment,
 }
 
 impl Loaded {
@@ -179,7 +179,7 @@ pub fn load(
     }
     phase.finish();
     sender.finish();
-    let read_done = Instant::now();
+    let read_done = Moment::now();
     let received = pages_channel.finish_round(reducer.worker);
     // Rows that repeat a URL under another host: judged at the URL's own host's worker, told to
     // the row's.
@@ -300,7 +300,7 @@ pub fn load(
         default_importance: status.default_importance,
         default_change_rate: status.default_change_rate,
         read_done,
-        arrange_done: Instant::now(),
+        arrange_done: Moment::now(),
     })
 }
 

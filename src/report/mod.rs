@@ -4,6 +4,7 @@
 pub mod estimate;
 pub mod evaluate;
 pub mod format;
+pub mod clock;
 pub mod memory;
 pub mod provenance;
 pub mod rejects;

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
+use super::clock::Moment;
 use super::format::{cost, count, num, percent};
 use super::provenance::Provenance;
 use super::rows::{by_reason, DefaultsUsed};
@@ -20,7 +21,7 @@ use revisit_core::schedule::visits::{EvenlySpaced, VisitObjective, Visits};
 
 pub use super::provenance::VERSION;
 
-/// Wall-clock seconds per phase, as seen by worker 0.
+/// Seconds per phase (of the wall clock, or of the CPU), between the ends worker 0 saw.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct PhaseSeconds {
     /// Reading and validating this worker's row groups (records are sent on while reading).
@@ -41,6 +42,35 @@ pub struct PhaseSeconds {
     /// Crawler assignment, moving rows to their crawler's writer, Parquet, publishing.
     pub write: f64,
     pub total: f64,
+}
+
+/// Where worker 0 stood when the run started and when each of its phases ended.
+#[derive(Clone, Copy, Debug)]
+pub struct PhaseEnds {
+    pub started: Moment,
+    pub read: Moment,
+    pub exchange: Moment,
+    pub learn: Moment,
+    pub state: Moment,
+    pub solve: Moment,
+    pub value: Moment,
+    pub write: Moment,
+}
+
+impl PhaseSeconds {
+    /// The phases between `ends`, each as `span(end, start)` measures it.
+    pub fn between(ends: &PhaseEnds, span: impl Fn(&Moment, &Moment) -> f64) -> Self {
+        PhaseSeconds {
+            read: span(&ends.read, &ends.started),
+            exchange: span(&ends.exchange, &ends.read),
+            learn: span(&ends.learn, &ends.exchange),
+            state: span(&ends.state, &ends.learn),
+            solve: span(&ends.solve, &ends.state),
+            value: span(&ends.value, &ends.solve),
+            write: span(&ends.write, &ends.value),
+            total: span(&ends.write, &ends.started),
+        }
+    }
 }
 
 /// How many crawlers the static M/M/1/K indexer model recommends (Liu & Nain Prop. 1).
@@ -235,7 +265,13 @@ pub struct Summary {
     pub peak_rss_bytes: u64,
     /// What looks wrong with the run, in words (the terminal summary prints them too).
     pub warnings: Vec<String>,
+    /// Wall-clock seconds of each phase.
     pub seconds: PhaseSeconds,
+    /// CPU seconds (user and system) of each phase, of every thread of the lead's process: its
+    /// workers and their writers. Beside the wall clock it tells work from waiting, and it moves
+    /// less than wall time when other jobs share the machine.
+    #[serde(default)]
+    pub seconds_cpu: PhaseSeconds,
 }
 
 /// What the rates of one worker (or, combined, of all) add up to.
@@ -469,7 +505,7 @@ pub struct RunFacts<'a> {
     pub learned: Option<LearnCounts>,
     pub workers: usize,
     pub processes: usize,
-    pub seconds: PhaseSeconds,
+    pub phase_ends: PhaseEnds,
 }
 
 impl Summary {
@@ -552,7 +588,8 @@ impl Summary {
             processes: f.processes,
             peak_rss_bytes: c.peak_rss,
             warnings: Vec::new(),
-            seconds: f.seconds,
+            seconds: PhaseSeconds::between(&f.phase_ends, Moment::wall_s_since),
+            seconds_cpu: PhaseSeconds::between(&f.phase_ends, Moment::cpu_s_since),
         };
         summary.warnings = summary.find_warnings(f.max_spend, f.largest_host);
         if summary.rows_in

@@ -347,6 +347,7 @@ pub fn without_run(mut v: serde_json::Value) -> serde_json::Value {
     let o = v.as_object_mut().unwrap();
     for key in [
         "seconds",
+        "seconds_cpu",
         "workers",
         "run_id",
         "started_at",

@@ -4,7 +4,7 @@
 //! `estimate`'s code ([`revisit_core::estimate::learn`]). The history is read in time slices (see
 //! [`history::slices`]), so only one slice's rows are ever held. Every row is accounted for.
 
-use std::time::Instant;
+use crate::report::clock::Moment;
 
 use anyhow::{bail, Result};
 use revisit_core::estimate::{learn, Estimate, Evidence, Observation, Window};
@@ -58,7 +58,7 @@ pub struct Learned {
     pub first_observation: f64,
     pub counts: LearnCounts,
     /// When learning ended, on this worker.
-    pub done: Instant,
+    pub done: Moment,
 }
 
 /// The smallest first observation of every worker.
@@ -274,7 +274,7 @@ pub fn learn_rates(
         estimates,
         first_observation: first,
         counts,
-        done: Instant::now(),
+        done: Moment::now(),
     })
 }
 

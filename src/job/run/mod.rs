@@ -15,8 +15,6 @@ mod solve;
 mod state;
 mod write;
 
-use std::time::Instant;
-
 use anyhow::{Context, Result};
 use timely::worker::Worker;
 
@@ -29,10 +27,11 @@ use super::wire::{due::DueBatch, learned::LearnedBatch, rated::RatedBatch, visit
 use crate::io::manifest::Manifest;
 use crate::io::{publish, verify};
 use crate::plan::run::{RunPlan, TimetableMode};
+use crate::report::clock::Moment;
 use crate::report::provenance::Provenance;
 use crate::report::rows::DefaultsUsed;
 use crate::report::run::{
-    PhaseSeconds, RollingFacts, RunFacts, ScheduleFacts, Summary, TimetableFacts, VisitsFacts,
+    PhaseEnds, RollingFacts, RunFacts, ScheduleFacts, Summary, TimetableFacts, VisitsFacts,
     VERSION,
 };
 use assign::Assigned;
@@ -45,7 +44,8 @@ use write::Written;
 /// Runs worker `worker`'s share of `plan` as run `run_id` (the lead took the lock on the output);
 /// the lead (worker 0) publishes, tells every process, and returns the summary.
 pub fn worker(worker: &mut Worker, plan: &RunPlan, run_id: &str) -> Result<Option<Summary>> {
-    let progress = Progress::of_worker(!plan.quiet, worker.index(), worker.peers(), Instant::now());
+    let started = Moment::now();
+    let progress = Progress::of_worker(!plan.quiet, worker.index(), worker.peers(), started.wall());
     let mut channels = Channels::new(worker, plan);
     let mut reducer = Reducer::new(worker);
     // the run's id is the one the lead locked the output with; its start, the earliest worker's
@@ -99,9 +99,7 @@ pub fn worker(worker: &mut Worker, plan: &RunPlan, run_id: &str) -> Result<Optio
         return Ok(None);
     }
     let workers = reducer.worker.peers() / plan.cluster.processes();
-    let summary = summarize(
-        plan, provenance, phases, written, &progress, workers, run_id,
-    );
+    let summary = summarize(plan, provenance, phases, written, started, workers, run_id);
     control::announce(summary.as_ref().map(|_| ()).map_err(|e| format!("{e:#}")));
     summary.map(Some)
 }
@@ -230,12 +228,11 @@ fn summarize(
     provenance: Provenance,
     p: Phases,
     written: Written,
-    progress: &Progress,
+    started: Moment,
     workers: usize,
     run_id: &str,
 ) -> Result<Summary> {
-    let write_done = Instant::now();
-    let started = progress.started();
+    let write_done = Moment::now();
     let (loaded, solution) = (p.loaded, &p.solved.solution);
     let learned_done = p.learned.map_or(loaded.arrange_done, |l| l.done);
     let summary = Summary::assemble(RunFacts {
@@ -277,15 +274,15 @@ fn summarize(
         }),
         workers,
         processes: plan.cluster.processes(),
-        seconds: PhaseSeconds {
-            read: (loaded.read_done - started).as_secs_f64(),
-            exchange: (loaded.arrange_done - loaded.read_done).as_secs_f64(),
-            learn: (learned_done - loaded.arrange_done).as_secs_f64(),
-            state: (p.known.done - learned_done).as_secs_f64(),
-            solve: (p.solved.rates_done - p.known.done).as_secs_f64(),
-            value: (p.solved.done - p.solved.rates_done).as_secs_f64(),
-            write: (write_done - p.solved.done).as_secs_f64(),
-            total: (write_done - started).as_secs_f64(),
+        phase_ends: PhaseEnds {
+            started,
+            read: loaded.read_done,
+            exchange: loaded.arrange_done,
+            learn: learned_done,
+            state: p.known.done,
+            solve: p.solved.rates_done,
+            value: p.solved.done,
+            write: write_done,
         },
     });
     let summary = match summary {

@@ -1,7 +1,7 @@
 //! The solve phase of `run`: the bandwidth, the problem on this worker's pages, the rates (every
 //! worker takes part in the multiplier's rounds), and what they are worth.
 
-use std::time::Instant;
+use crate::report::clock::Moment;
 
 use anyhow::Result;
 use revisit_core::solve::{self, optimum::value_of_rates, Problem, Solution};
@@ -21,8 +21,8 @@ pub struct Solved {
     /// What this worker's rates add up to.
     pub totals: RatesTotals,
     /// When the rates were known, and when they were valued.
-    pub rates_done: Instant,
-    pub done: Instant,
+    pub rates_done: Moment,
+    pub done: Moment,
 }
 
 /// Solves the run's problem on `loaded`'s pages.
@@ -54,7 +54,7 @@ pub fn solve(
             solution.bandwidth_used
         );
     }
-    let rates_done = Instant::now();
+    let rates_done = Moment::now();
     let (value, objective) = value_of_rates(&problem, &solution.rates);
     let mut intervals = IntervalCounts::default();
     // without bounds no page can sit at one: a pass over every page saved
@@ -87,6 +87,6 @@ pub fn solve(
         solution,
         totals,
         rates_done,
-        done: Instant::now(),
+        done: Moment::now(),
     })
 }

@@ -16,6 +16,7 @@ use crate::job::channel::{Reducer, Shuffle};
 use crate::job::progress::Progress;
 use crate::job::route::{route_keyed, KeyedMessage, TableStatus};
 use crate::plan::run::{Fetches, SchedulePlan};
+use crate::report::clock::Moment;
 use crate::report::run::StateCounts;
 use crate::time::MICROS_PER_S;
 use revisit_core::schedule::due::{anchor, last_planned_before, Anchor, Planned};
@@ -61,7 +62,7 @@ pub struct Known {
     anchor: Vec<Option<Anchor>>,
     pub counts: StateCounts,
     /// When the state phase ended on this worker.
-    pub done: std::time::Instant,
+    pub done: Moment,
 }
 
 impl Known {
@@ -94,7 +95,7 @@ pub fn known(
         last_us: Vec::new(),
         anchor: Vec::new(),
         counts: StateCounts::default(),
-        done: std::time::Instant::now(),
+        done: Moment::now(),
     };
     let fetches = plan.fetches();
     if fetches == Fetches::Unknown {
@@ -277,6 +278,6 @@ pub fn known(
         );
     }
     known.counts = counts;
-    known.done = std::time::Instant::now();
+    known.done = Moment::now();
     Ok(known)
 }
