@@ -58,6 +58,95 @@ pub fn dotted_name(name: &str, label: impl Fn(u8) -> bool) -> bool {
     previous != b'.' // empty, or a trailing dot
 }
 
+/// Whether `name` is a normal host name: labels of lower-case ASCII letters, digits and '-' joined
+/// by single dots (none leading or trailing); what [`dotted_name`] says for those labels, eight
+/// bytes at a time. Every row whose host has no dictionary token is checked, and the byte loop
+/// took 8% of the read phase's CPU on input with 3M hosts.
+pub fn is_normal_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    let n = b.len();
+    if n < WORD {
+        return dotted_name(name, is_normal_label_byte);
+    }
+    if b[0] == b'.' || b[n - 1] == b'.' {
+        return false;
+    }
+    let mut bad = 0;
+    let mut dot_before = 0;
+    let mut i = 0;
+    while i + WORD <= n {
+        let word = NameWord::at(b, i);
+        bad |= word.bad(dot_before);
+        dot_before = word.last_is_dot();
+        i += WORD;
+    }
+    if i < n {
+        // the last eight bytes, overlapping the words before: the pair across their start lies
+        // inside those words, already checked
+        bad |= NameWord::at(b, n - WORD).bad(0);
+    }
+    bad == 0
+}
+
+/// A byte of a normal host name's label.
+fn is_normal_label_byte(b: u8) -> bool {
+    b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'
+}
+
+const WORD: usize = 8;
+const ONES: u64 = u64::from_le_bytes([0x01; WORD]);
+/// The top bit of every byte: each test below leaves its answer for a byte there.
+const TOPS: u64 = u64::from_le_bytes([0x80; WORD]);
+
+/// Eight bytes of a name, the first in the low byte. The tests add to every byte at once: for a
+/// byte below 0x80 no sum carries into the next byte; a byte of 0x80 or more may corrupt the tests
+/// of the bytes above it, but is itself never valid, so the word is rejected either way.
+struct NameWord(u64);
+
+impl NameWord {
+    fn at(b: &[u8], i: usize) -> Self {
+        let mut w = [0; WORD];
+        w.copy_from_slice(&b[i..i + WORD]);
+        NameWord(u64::from_le_bytes(w))
+    }
+
+    /// Top bits of the bytes that are at least `lo`.
+    fn at_least(&self, lo: u8) -> u64 {
+        self.0.wrapping_add(ONES * (0x80 - lo as u64)) & TOPS
+    }
+
+    /// Top bits of the bytes in `lo..=hi`.
+    fn within(&self, lo: u8, hi: u8) -> u64 {
+        self.at_least(lo) & !self.at_least(hi + 1)
+    }
+
+    /// Top bits of the bytes equal to `c`.
+    fn equal(&self, c: u8) -> u64 {
+        let x = self.0 ^ (ONES * c as u64);
+        // a byte's top bit is set by the sum when its low seven bits are not zero
+        !((x & !TOPS).wrapping_add(!TOPS) | x) & TOPS
+    }
+
+    /// Top bits of the dots.
+    fn dots(&self) -> u64 {
+        self.equal(b'.')
+    }
+
+    /// Top bits of the bytes that break a normal name: not a label byte or a dot, or a dot right
+    /// after a dot (`dot_before`: the previous word's [`Self::last_is_dot`]).
+    fn bad(&self, dot_before: u64) -> u64 {
+        let dots = self.dots();
+        let allowed = self.within(b'a', b'z') | self.within(b'0', b'9') | self.equal(b'-') | dots;
+        let ascii = !self.0 & TOPS;
+        (!(allowed & ascii) & TOPS) | (dots & ((dots << 8) | dot_before))
+    }
+
+    /// The top bit of the low byte, set when this word's last byte is a dot.
+    fn last_is_dot(&self) -> u64 {
+        self.dots() >> 56
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,6 +193,44 @@ mod tests {
                 && !name.contains("..")
                 && name.bytes().all(|b| label(b) || b == b'.');
             proptest::prop_assert_eq!(dotted_name(&name, label), obvious);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn normal_names_are_dotted_names_of_normal_labels(
+            name in "[a-z0-9.A-Z_ \u{e9}\u{7f}-]{0,40}"
+        ) {
+            proptest::prop_assert_eq!(
+                is_normal_name(&name),
+                dotted_name(&name, is_normal_label_byte)
+            );
+        }
+    }
+
+    #[test]
+    fn normal_names_at_every_word_boundary() {
+        // a fault (two dots, a byte outside the labels) at every place of names of every length
+        // around one and two words
+        for n in 1..=25 {
+            let valid: String = (0..n).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+            assert!(is_normal_name(&valid), "{valid}");
+            for at in 0..n {
+                for fault in [".", "A", "_", "\u{80}", "/"] {
+                    let mut name = valid.clone();
+                    name.replace_range(at..at + 1, fault);
+                    assert_eq!(
+                        is_normal_name(&name),
+                        dotted_name(&name, is_normal_label_byte),
+                        "{name:?}"
+                    );
+                    if at + 1 < n {
+                        let mut two = valid.clone();
+                        two.replace_range(at..at + 2, "..");
+                        assert!(!is_normal_name(&two), "{two:?}");
+                    }
+                }
+            }
         }
     }
 

@@ -151,9 +151,7 @@ pub fn normalize_host(given: &str) -> Option<Cow<'_, str>> {
 
 /// Already a normal host: lower-case letters, digits, '-' and inner dots.
 fn is_plain(h: &str) -> bool {
-    super::host_name::dotted_name(h, |b| {
-        b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'
-    })
+    super::host_name::is_normal_name(h)
 }
 
 /// The registrable domain of a normalised host (itself for IP addresses, public suffixes and names
