@@ -9,9 +9,10 @@
 #   scripts/bench-ab.sh BEFORE_BIN AFTER_BIN                       # zipf-10m and hosts-10m, 3 reps
 #   REPS=5 scripts/bench-ab.sh /path/old/revisit target/release/revisit hosts-10m
 #
-# Workloads and their data as in scripts/bench.sh (run it once to generate them; BENCH_DIR).
+# Workloads and their data as in scripts/bench.sh (scripts/workload.sh; generated when absent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/workload.sh
 before=$(realpath -m "${1:?usage: bench-ab.sh BEFORE_BIN AFTER_BIN [WORKLOAD...]}")
 after=$(realpath -m "${2:?usage: bench-ab.sh BEFORE_BIN AFTER_BIN [WORKLOAD...]}")
 shift 2
@@ -26,14 +27,8 @@ trap 'rm -rf "$scratch"' EXIT
 lines=$scratch/lines.jsonl
 for rep in $(seq "$reps"); do
   for workload in "$@"; do
-    n=${workload#*-}
-    n=${n,,}; n=${n/k/000}; n=${n/m/000000}; n=${n/g/000000000}
-    case ${workload%%-*} in
-      zipf) dir=${BENCH_DIR:-bench-data}/$n ;;
-      hosts) dir=${BENCH_DIR:-bench-data}/hosts-$n ;;
-      *) echo "bench-ab: unknown workload $workload (zipf-N or hosts-N)" >&2; exit 2 ;;
-    esac
-    [ -f "$dir/hosts.parquet" ] || { echo "bench-ab: no data for $workload in $dir: run scripts/bench.sh $workload once" >&2; exit 2; }
+    n=$(workload_urls "$workload")
+    dir=$(workload_data "$workload" "$after")
     bare=$("$after" bench-io "$dir/pages" --out "$scratch/bare" -w "$workers")
     rm -rf "$scratch/bare"
     # ABBA: the builds take turns going first, so that a drift of the machine during a pair

@@ -15,9 +15,7 @@
 #   REVISIT_BIN=/path/to/older/revisit scripts/bench.sh   # the same figures for another build
 #
 # Workloads: zipf-N (N URLs on N/100 hosts of Zipf sizes) and hosts-N (the same, with 3 in 10
-# URLs moved to hosts of one page each: the web's long tail); N is a count with an optional k, m
-# or g suffix (10m, 100m). Data in BENCH_DIR (default bench-data/; zipf-N in N/, hosts-N in
-# hosts-N/), kept between runs.
+# URLs moved to hosts of one page each: the web's long tail); see scripts/workload.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 workers=${WORKERS:-2}
@@ -25,19 +23,8 @@ objective=${OBJECTIVE:-harmonic}
 nightly=${NIGHTLY:-1}
 scaling=${SCALING:-0}
 source scripts/revisit-bin.sh
+source scripts/workload.sh
 [ $# -gt 0 ] || set -- "zipf-${URLS:-10000000}"
-
-# count N: the number a workload names (10m -> 10000000)
-count() {
-  local n=${1,,}
-  case $n in
-    *k) echo $((${n%k} * 1000)) ;;
-    *m) echo $((${n%m} * 1000000)) ;;
-    *g) echo $((${n%g} * 1000000000)) ;;
-    *[!0-9]* | '') echo "bench.sh: not a count of URLs: $1" >&2; return 2 ;;
-    *) echo "$n" ;;
-  esac
-}
 
 # seconds CMD...: runs CMD (its summary text dropped: the figures are read from summary.json),
 # prints its wall time in seconds
@@ -50,21 +37,8 @@ seconds() {
 }
 
 for workload in "$@"; do
-  shape=${workload%%-*}
-  urls=$(count "${workload#*-}")
-  case $shape in
-    zipf) dir=${BENCH_DIR:-bench-data}/$urls; single=0 ;;
-    hosts) dir=${BENCH_DIR:-bench-data}/hosts-$urls; single=$((urls * 3 / 10)) ;;
-    *) echo "bench.sh: unknown workload $workload (zipf-N or hosts-N)" >&2; exit 2 ;;
-  esac
-  # 16 shards, or 64 at 100M: enough row groups for every worker, files of a sensible size
-  shards=$(( urls / 1562500 > 16 ? urls / 1562500 : 16 ))
-  tail=()
-  [ "$single" = 0 ] || tail=(--single-page-hosts "$single")
-  if [ ! -f "$dir/hosts.parquet" ]; then
-    "$bin" gen --urls "$urls" "${tail[@]}" --shards "$shards" --row-group-rows 131072 \
-      --out "$dir" >&2
-  fi
+  urls=$(workload_urls "$workload")
+  dir=$(workload_data "$workload" "$bin")
   rm -rf "$dir/bare" "$dir/out" "$dir/nightly" "$dir/w1" "$dir/p2"
   args=("$dir/pages" --hosts "$dir/hosts.parquet" --objective "$objective" -q)
   bare=$("$bin" bench-io "$dir/pages" --out "$dir/bare" -w "$workers")
