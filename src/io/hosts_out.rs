@@ -129,7 +129,8 @@ pub fn write_hosts<'a>(
     rows: impl IntoIterator<Item = HostRow<'a>>,
     metadata: &[(String, String)],
 ) -> Result<(u64, u64)> {
-    let mut writer = parquet_out::Writer::create(path, schema::hosts(), metadata, ROW_GROUP_ROWS)?;
+    let mut writer =
+        parquet_out::Writer::create_keyed(path, schema::hosts(), metadata, ROW_GROUP_ROWS, "host")?;
     let mut rows = rows.into_iter().peekable();
     while rows.peek().is_some() {
         let mut host = StringBuilder::new();
