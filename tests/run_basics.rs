@@ -33,7 +33,9 @@ fn the_readme_command_runs_on_the_sample() {
     // the wall clock's phases and the CPU's each add up to their total: every phase is measured
     // from the one before it ends
     for clock in ["seconds", "seconds_cpu"] {
-        let phases = ["read", "exchange", "learn", "state", "solve", "value", "write"];
+        let phases = [
+            "read", "exchange", "learn", "state", "solve", "value", "write",
+        ];
         let seconds = |phase: &str| s[clock][phase].as_f64().unwrap();
         assert!(phases.iter().all(|p| seconds(p) >= 0.0), "{}", s[clock]);
         let sum: f64 = phases.iter().map(|p| seconds(p)).sum();

@@ -220,4 +220,35 @@ mod tests {
         assert!(sizes[2].1 >= raw, "noise is not worked on: {sizes:?}");
         assert!(sizes[0].1 < raw / 10, "URLs compress at level 1: {sizes:?}");
     }
+
+    #[test]
+    fn a_tables_key_takes_no_dictionary_and_other_hosts_do() {
+        use parquet::basic::Encoding;
+        let schema = Arc::new(Schema::new(vec![Field::new("host", DataType::Utf8, false)]));
+        let hosts =
+            StringArray::from_iter_values((0..1000).map(|i| format!("h{}.example", i % 10)));
+        let batch =
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(hosts) as ArrayRef]).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let encodings = |keyed: bool| {
+            let path = dir.path().join(format!("{keyed}.parquet"));
+            let mut w = if keyed {
+                Writer::create_keyed(&path, schema.clone(), &[], ROW_GROUP_ROWS, "host")
+            } else {
+                Writer::create(&path, schema.clone(), &[], ROW_GROUP_ROWS)
+            }
+            .unwrap();
+            w.write(&batch).unwrap();
+            w.finish().unwrap();
+            let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+            reader
+                .metadata()
+                .row_group(0)
+                .column(0)
+                .encodings()
+                .collect::<Vec<_>>()
+        };
+        assert!(encodings(false).contains(&Encoding::RLE_DICTIONARY));
+        assert!(!encodings(true).contains(&Encoding::RLE_DICTIONARY));
+    }
 }

@@ -2,9 +2,9 @@
 //! spread over the workers), exchange rows by host, and arrange each worker's hosts into the
 //! solver's columns. Every worker ends with the same global counts, or with the same error.
 
+use crate::report::clock::Moment;
 use std::collections::HashSet;
 use std::path::PathBuf;
-use crate::report::clock::Moment;
 
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};

@@ -27,7 +27,9 @@ impl Moment {
 
     /// Wall-clock seconds from `earlier` to this moment.
     pub fn wall_s_since(&self, earlier: &Moment) -> f64 {
-        self.wall.saturating_duration_since(earlier.wall).as_secs_f64()
+        self.wall
+            .saturating_duration_since(earlier.wall)
+            .as_secs_f64()
     }
 
     /// CPU seconds this process used from `earlier` to this moment, over all its threads.
@@ -47,7 +49,10 @@ fn process_cpu() -> Duration {
     if status != 0 {
         return Duration::ZERO;
     }
-    Duration::new(t.tv_sec.max(0) as u64, t.tv_nsec.clamp(0, 999_999_999) as u32)
+    Duration::new(
+        t.tv_sec.max(0) as u64,
+        t.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
 }
 
 #[cfg(test)]

@@ -1,10 +1,10 @@
 //! What each command tells: the summaries written to `summary.json` or printed with `--json`, their
 //! assembly from what the job measured, and the text a person reads.
 
+pub mod clock;
 pub mod estimate;
 pub mod evaluate;
 pub mod format;
-pub mod clock;
 pub mod memory;
 pub mod provenance;
 pub mod rejects;

@@ -31,8 +31,7 @@ use crate::report::clock::Moment;
 use crate::report::provenance::Provenance;
 use crate::report::rows::DefaultsUsed;
 use crate::report::run::{
-    PhaseEnds, RollingFacts, RunFacts, ScheduleFacts, Summary, TimetableFacts, VisitsFacts,
-    VERSION,
+    PhaseEnds, RollingFacts, RunFacts, ScheduleFacts, Summary, TimetableFacts, VisitsFacts, VERSION,
 };
 use assign::Assigned;
 use learn::{LearnChannels, Learned};
