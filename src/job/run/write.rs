@@ -27,6 +27,7 @@ use crate::io::{publish, schema};
 use crate::job::arrange::Arranged;
 use crate::job::channel::Reducer;
 use crate::job::fail_point::fail_point;
+use crate::job::flag_sort::sort_by_wide_key;
 use crate::job::heap;
 use crate::job::load::Loaded;
 use crate::job::progress::Progress;
@@ -383,10 +384,11 @@ fn by_name(a: &Arranged) -> Vec<usize> {
     let mut order: Vec<((u64, u64), u32)> = (0..a.pages.hosts())
         .map(|h| (prefix(a.host_name(h)), h as u32))
         .collect();
-    order.sort_unstable_by(|x, y| {
-        x.0.cmp(&y.0)
-            .then_with(|| a.host_name(x.1 as usize).cmp(a.host_name(y.1 as usize)))
-    });
+    sort_by_wide_key(
+        &mut order,
+        |x| x.0,
+        |x, y| a.host_name(x.1 as usize).cmp(a.host_name(y.1 as usize)),
+    );
     order.into_iter().map(|(_, h)| h as usize).collect()
 }
 
