@@ -1,6 +1,8 @@
 //! The assignment phase of `run`: every host to one crawler, by rendezvous hashing with bounded
 //! loads; every worker runs the same assignment on every host's budget.
 
+use std::cmp::Ordering;
+
 use revisit_core::reduce::{AllReduce, Combine};
 use revisit_core::schedule::assign::{assign as assign_hosts, imbalance, placement_order};
 use serde::{Deserialize, Serialize};
@@ -8,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::solve::Solved;
 use crate::job::arrange::Arranged;
 use crate::job::channel::Reducer;
+use crate::job::flag_sort::sort_by_wide_key;
 use crate::job::progress::Progress;
 use crate::plan::run::RunPlan;
 use crate::report::format::{count, num};
@@ -70,7 +73,8 @@ fn in_placement_order(keys: &[u64], budgets: &[f64]) -> Vec<LocalHost> {
         .enumerate()
         .map(|(h, (&k, &b))| ((k, b), h as u32))
         .collect();
-    local.sort_unstable_by_key(|&(h, _)| HostLoads::order(h));
+    // hosts equal in the order (same key and load) are interchangeable: no tie-break
+    sort_by_wide_key(&mut local, |&(h, _)| HostLoads::order(h), |_, _| Ordering::Equal);
     local
 }
 
