@@ -2,10 +2,10 @@
 # Two builds of revisit compared by the instructions they execute (valgrind's cachegrind): one
 # JSON line per workload with each build's count, after over before, and the functions whose
 # counts moved most. Wall and CPU time on this shared machine move by 6-25% between runs of one
-# build; the whole run's instruction count by up to 0.2% (1 worker, 1M URLs: how much text a copy
-# moves depends on how batches meet), a function's that does not copy by far less. So a change
-# of a percent in one phase shows. Instructions are not time: a change that saves cache misses,
-# not instructions, shows only in scripts/bench-ab.sh. About 20 s a run at 1M URLs.
+# build; the whole run's instruction count by up to 0.2% (1 worker, 1M URLs; mostly in memcpy), a
+# function's that does not copy by far less. So a change of a percent in one phase shows.
+# Instructions are not time: a change that saves cache misses, not instructions, shows only in
+# scripts/bench-ab.sh. About 20 s a run at 1M URLs.
 #
 #   scripts/bench-instructions.sh BEFORE_BIN AFTER_BIN              # hosts-1m and zipf-1m
 #   WORKERS=2 scripts/bench-instructions.sh OLD NEW hosts-1m
