@@ -13,15 +13,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/workload.sh
-before=$(realpath -m "${1:?usage: bench-ab.sh BEFORE_BIN AFTER_BIN [WORKLOAD...]}")
-after=$(realpath -m "${2:?usage: bench-ab.sh BEFORE_BIN AFTER_BIN [WORKLOAD...]}")
+source scripts/two-builds.sh
+two_builds "$@"
 shift 2
 [ $# -gt 0 ] || set -- zipf-10m hosts-10m
 reps=${REPS:-3}
 workers=${WORKERS:-2}
-for bin in "$before" "$after"; do
-  [ -x "$bin" ] || { echo "bench-ab: no executable $bin" >&2; exit 2; }
-done
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 lines=$scratch/lines.jsonl

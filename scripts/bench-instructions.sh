@@ -14,15 +14,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/workload.sh
-before=$(realpath -m "${1:?usage: bench-instructions.sh BEFORE_BIN AFTER_BIN [WORKLOAD...]}")
-after=$(realpath -m "${2:?usage: bench-instructions.sh BEFORE_BIN AFTER_BIN [WORKLOAD...]}")
+source scripts/two-builds.sh
+two_builds "$@"
 shift 2
 [ $# -gt 0 ] || set -- hosts-1m zipf-1m
 workers=${WORKERS:-1}
 command -v valgrind >/dev/null || { echo "bench-instructions: needs valgrind (apt-get install valgrind)" >&2; exit 2; }
-for bin in "$before" "$after"; do
-  [ -x "$bin" ] || { echo "bench-instructions: no executable $bin" >&2; exit 2; }
-done
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 for workload in "$@"; do
