@@ -38,11 +38,6 @@ impl Progress {
         }
     }
 
-    /// When the job started.
-    pub fn started(&self) -> Instant {
-        self.started
-    }
-
     /// A line about the whole job, printed by the lead only.
     pub fn say(&self, msg: impl AsRef<str>) {
         if self.show && self.worker == 0 {
