@@ -77,6 +77,7 @@ line = {
     "peak_rss_bytes_per_url": round(rss, 1),
     "hosts_capped": s["hosts_capped"],
     "crawler_load_max_over_mean": round(s["crawler_load_max_over_mean"], 4),
+    "worker_pages_max_over_mean": round(s.get("worker_pages_max_over_mean", 0), 4),
 }
 targets = {"ratio_to_bare_io <= 1.5": ratio <= 1.5}
 # the memory target is set at 100M URLs (so that 300M fit the machine); below, the fixed part of a

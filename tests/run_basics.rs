@@ -204,3 +204,42 @@ fn a_host_larger_than_a_slice_is_written_and_counted_once() {
     }
     assert!(contents[0] == contents[1], "1 and 2 workers");
 }
+
+/// The summary says how evenly the workers hold the pages: with every page on one host, one
+/// worker holds them all, the worker count times the mean.
+#[test]
+fn the_summary_says_how_unevenly_one_host_weighs_on_the_workers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pages = tmp.path().join("pages/part-0.parquet");
+    let urls: Vec<String> = (0..40)
+        .map(|i| format!("https://one.example/{i}"))
+        .collect();
+    let urls: Vec<Option<&str>> = urls.iter().map(|u| Some(u.as_str())).collect();
+    write_pages(
+        &pages,
+        vec![
+            ("url", strings(&urls)),
+            ("importance", floats(&vec![Some(1.0); urls.len()])),
+            ("change_rate", floats(&vec![Some(0.5); urls.len()])),
+        ],
+    );
+    for workers in [1, 2, 3] {
+        let out = tmp.path().join(format!("w{workers}"));
+        let w = workers.to_string();
+        run_ok(&[
+            "run",
+            pages.parent().unwrap().to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-w",
+            &w,
+            "-q",
+        ]);
+        let s = summary(&out);
+        assert_eq!(
+            s["worker_pages_max_over_mean"].as_f64().unwrap(),
+            workers as f64,
+            "{workers} workers"
+        );
+    }
+}

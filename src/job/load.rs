@@ -46,6 +46,9 @@ pub struct Loaded {
     pub pages: u64,
     /// Hosts (politeness keys) on all workers.
     pub hosts: u64,
+    /// Valid pages on the worker that holds the most (duplicates removed): the phases whose work
+    /// follows the pages wait for it.
+    pub pages_on_busiest_worker: u64,
     /// Rejected rows on all workers, by reason (duplicates included).
     pub rejected_by_reason: [u64; Reason::ALL.len()],
     /// Valid rows on all workers (duplicates included) that took the default importance, and the
@@ -237,6 +240,7 @@ pub fn load(
     let counts = reducer.all_reduce(match &arranged {
         Ok(a) => Counts {
             pages: a.pages.len() as u64,
+            pages_on_busiest: a.pages.len() as u64,
             hosts: a.pages.hosts() as u64,
             duplicates: a.duplicates.len() as u64,
             error: None,
@@ -296,6 +300,7 @@ pub fn load(
         rows_in: status.rows,
         pages: counts.pages,
         hosts: counts.hosts,
+        pages_on_busiest_worker: counts.pages_on_busiest,
         rejected_by_reason,
         default_importance: status.default_importance,
         default_change_rate: status.default_change_rate,
@@ -337,6 +342,8 @@ impl Combine for ReadStatus {
 #[derive(Clone, Default, Serialize, Deserialize)]
 struct Counts {
     pages: u64,
+    /// The most pages one worker holds.
+    pages_on_busiest: u64,
     hosts: u64,
     duplicates: u64,
     /// A worker whose rows did not make pages.
@@ -346,6 +353,7 @@ struct Counts {
 impl Combine for Counts {
     fn combine(&mut self, o: Self) {
         self.pages += o.pages;
+        self.pages_on_busiest = self.pages_on_busiest.max(o.pages_on_busiest);
         self.hosts += o.hosts;
         self.duplicates += o.duplicates;
         self.error = self.error.take().or(o.error);

@@ -73,6 +73,15 @@ impl PhaseSeconds {
     }
 }
 
+/// The largest of `parts` shares of `total` (the largest being `max`) over their mean; 1 when there
+/// is nothing to share.
+fn max_over_mean(max: u64, total: u64, parts: usize) -> f64 {
+    if total == 0 {
+        return 1.0;
+    }
+    max as f64 * parts as f64 / total as f64
+}
+
 /// How many crawlers the static M/M/1/K indexer model recommends (Liu & Nain Prop. 1).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Recommendation {
@@ -250,6 +259,11 @@ pub struct Summary {
     pub crawler_load_max_over_mean: f64,
     pub workers: usize,
     pub processes: usize,
+    /// The most pages one worker (of all processes) holds over the mean: hosts go to workers by
+    /// a hash of their name, so a few large hosts can weigh one worker down, and every phase
+    /// whose work follows the pages waits for it (1 = balanced; the worker count at most).
+    #[serde(default)]
+    pub worker_pages_max_over_mean: f64,
     /// The crawler count the static indexer model recommends (with --index-rate).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recommended_crawlers: Option<Recommendation>,
@@ -505,6 +519,9 @@ pub struct RunFacts<'a> {
     pub learned: Option<LearnCounts>,
     pub workers: usize,
     pub processes: usize,
+    /// Valid pages on all workers, and on the worker that holds the most.
+    pub pages: u64,
+    pub pages_on_busiest_worker: u64,
     pub phase_ends: PhaseEnds,
 }
 
@@ -586,6 +603,11 @@ impl Summary {
             learned: f.learned,
             workers: f.workers,
             processes: f.processes,
+            worker_pages_max_over_mean: max_over_mean(
+                f.pages_on_busiest_worker,
+                f.pages,
+                f.workers * f.processes,
+            ),
             peak_rss_bytes: c.peak_rss,
             warnings: Vec::new(),
             seconds: PhaseSeconds::between(&f.phase_ends, Moment::wall_s_since),

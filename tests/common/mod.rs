@@ -342,13 +342,15 @@ pub fn table_contents(out: &Path) -> BTreeMap<String, Content> {
 }
 
 /// A summary or report without what differs between two runs of the same job: timings, the run's
-/// identity, and the cluster's shape (workers, in the summary and among the options).
+/// identity, and the cluster's shape (workers and their shares of the pages, in the summary;
+/// workers among the options).
 pub fn without_run(mut v: serde_json::Value) -> serde_json::Value {
     let o = v.as_object_mut().unwrap();
     for key in [
         "seconds",
         "seconds_cpu",
         "workers",
+        "worker_pages_max_over_mean",
         "run_id",
         "started_at",
         "peak_rss_bytes",

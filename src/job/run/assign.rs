@@ -74,7 +74,11 @@ fn in_placement_order(keys: &[u64], budgets: &[f64]) -> Vec<LocalHost> {
         .map(|(h, (&k, &b))| ((k, b), h as u32))
         .collect();
     // hosts equal in the order (same key and load) are interchangeable: no tie-break
-    sort_by_wide_key(&mut local, |&(h, _)| HostLoads::order(h), |_, _| Ordering::Equal);
+    sort_by_wide_key(
+        &mut local,
+        |&(h, _)| HostLoads::order(h),
+        |_, _| Ordering::Equal,
+    );
     local
 }
 

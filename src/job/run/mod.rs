@@ -273,6 +273,8 @@ fn summarize(
         }),
         workers,
         processes: plan.cluster.processes(),
+        pages: loaded.pages,
+        pages_on_busiest_worker: loaded.pages_on_busiest_worker,
         phase_ends: PhaseEnds {
             started,
             read: loaded.read_done,
