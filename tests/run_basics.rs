@@ -206,7 +206,7 @@ fn a_host_larger_than_a_slice_is_written_and_counted_once() {
 }
 
 /// The summary says how evenly the workers hold the pages: with every page on one host, one
-/// worker holds them all, the worker count times the mean.
+/// worker holds them all, the worker count times the mean, and it warns of it.
 #[test]
 fn the_summary_says_how_unevenly_one_host_weighs_on_the_workers() {
     let tmp = tempfile::tempdir().unwrap();
@@ -241,5 +241,12 @@ fn the_summary_says_how_unevenly_one_host_weighs_on_the_workers() {
             workers as f64,
             "{workers} workers"
         );
+        // past 1.5x the summary warns, and names the host
+        let warned = s["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("one host alone has 40 pages"));
+        assert_eq!(warned, workers > 1, "{workers} workers: {}", s["warnings"]);
     }
 }

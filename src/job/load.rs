@@ -49,6 +49,8 @@ pub struct Loaded {
     /// Valid pages on the worker that holds the most (duplicates removed): the phases whose work
     /// follows the pages wait for it.
     pub pages_on_busiest_worker: u64,
+    /// Valid pages of the largest host (all on one worker).
+    pub pages_of_largest_host: u64,
     /// Rejected rows on all workers, by reason (duplicates included).
     pub rejected_by_reason: [u64; Reason::ALL.len()],
     /// Valid rows on all workers (duplicates included) that took the default importance, and the
@@ -241,6 +243,10 @@ pub fn load(
         Ok(a) => Counts {
             pages: a.pages.len() as u64,
             pages_on_busiest: a.pages.len() as u64,
+            largest_host: (0..a.pages.hosts())
+                .map(|h| a.pages.host_pages(h).len() as u64)
+                .max()
+                .unwrap_or(0),
             hosts: a.pages.hosts() as u64,
             duplicates: a.duplicates.len() as u64,
             error: None,
@@ -301,6 +307,7 @@ pub fn load(
         pages: counts.pages,
         hosts: counts.hosts,
         pages_on_busiest_worker: counts.pages_on_busiest,
+        pages_of_largest_host: counts.largest_host,
         rejected_by_reason,
         default_importance: status.default_importance,
         default_change_rate: status.default_change_rate,
@@ -342,8 +349,9 @@ impl Combine for ReadStatus {
 #[derive(Clone, Default, Serialize, Deserialize)]
 struct Counts {
     pages: u64,
-    /// The most pages one worker holds.
+    /// The most pages one worker holds, and one host.
     pages_on_busiest: u64,
+    largest_host: u64,
     hosts: u64,
     duplicates: u64,
     /// A worker whose rows did not make pages.
@@ -354,6 +362,7 @@ impl Combine for Counts {
     fn combine(&mut self, o: Self) {
         self.pages += o.pages;
         self.pages_on_busiest = self.pages_on_busiest.max(o.pages_on_busiest);
+        self.largest_host = self.largest_host.max(o.largest_host);
         self.hosts += o.hosts;
         self.duplicates += o.duplicates;
         self.error = self.error.take().or(o.error);

@@ -204,6 +204,9 @@ pub const BANDWIDTH_ERROR_WARNING: f64 = 1e-9;
 pub const UNUSABLE_WARNING_SHARE: f64 = 0.5;
 /// Busiest crawler's load over the mean above which the summary warns.
 pub const LOAD_WARNING_RATIO: f64 = 1.5;
+/// Pages of the busiest worker over the mean above which the summary warns: the run then takes
+/// half as long again as even shares would.
+pub const WORKER_PAGES_WARNING_RATIO: f64 = 1.5;
 /// Share of rejected rows above which the summary warns (more stops the job: --max-reject-share).
 pub const REJECTED_WARNING_SHARE: f64 = 0.1;
 
@@ -519,9 +522,10 @@ pub struct RunFacts<'a> {
     pub learned: Option<LearnCounts>,
     pub workers: usize,
     pub processes: usize,
-    /// Valid pages on all workers, and on the worker that holds the most.
+    /// Valid pages on all workers, on the worker that holds the most, and of the largest host.
     pub pages: u64,
     pub pages_on_busiest_worker: u64,
+    pub pages_of_largest_host: u64,
     pub phase_ends: PhaseEnds,
 }
 
@@ -613,7 +617,8 @@ impl Summary {
             seconds: PhaseSeconds::between(&f.phase_ends, Moment::wall_s_since),
             seconds_cpu: PhaseSeconds::between(&f.phase_ends, Moment::cpu_s_since),
         };
-        summary.warnings = summary.find_warnings(f.max_spend, f.largest_host);
+        summary.warnings =
+            summary.find_warnings(f.max_spend, f.largest_host, f.pages_of_largest_host);
         if summary.rows_in
             != summary.rows_scheduled + summary.rows_zero_rate + summary.rows_rejected
         {
@@ -700,10 +705,16 @@ fn timetable_summary(plan: &RunPlan, t: &VisitsFacts) -> TimetableSummary {
 }
 
 impl Summary {
-    /// What looks wrong with the run: most of the bandwidth unusable, crawler loads far apart, many
-    /// rows rejected, a multiplier search that stopped short. `max_spend` is the most the pages and
-    /// hosts can take (fetches per day), `largest_host` the largest host budget.
-    fn find_warnings(&self, max_spend: f64, largest_host: f64) -> Vec<String> {
+    /// What looks wrong with the run: most of the bandwidth unusable, crawler loads far apart,
+    /// workers' shares of the pages far apart, many rows rejected, a multiplier search that
+    /// stopped short. `max_spend` is the most the pages and hosts can take (fetches per day),
+    /// `largest_host` the largest host budget, `largest_host_pages` its page count.
+    fn find_warnings(
+        &self,
+        max_spend: f64,
+        largest_host: f64,
+        largest_host_pages: u64,
+    ) -> Vec<String> {
         let mut w = Vec::new();
         let requested = self.bandwidth_requested;
         if requested > 0.0 && self.bandwidth_unusable > UNUSABLE_WARNING_SHARE * requested {
@@ -729,6 +740,23 @@ impl Summary {
             w.push(format!(
                 "crawler loads are unbalanced: the busiest crawler has {}x the mean load{why}",
                 num(self.crawler_load_max_over_mean)
+            ));
+        }
+        if self.worker_pages_max_over_mean > WORKER_PAGES_WARNING_RATIO {
+            let peers = (self.workers * self.processes).max(1);
+            let mean = (self.rows_scheduled + self.rows_zero_rate) as f64 / peers as f64;
+            let why = if largest_host_pages as f64 > mean {
+                format!(
+                    ": one host alone has {} pages, more than a worker's mean share of {}, and a host's pages stay on one worker; more workers will not even them out",
+                    count(largest_host_pages),
+                    num(mean)
+                )
+            } else {
+                ": hosts go to workers by a hash of their name".to_owned()
+            };
+            w.push(format!(
+                "workers hold the pages unevenly: the busiest holds {}x the mean, and the phases that follow the pages wait for it{why}",
+                num(self.worker_pages_max_over_mean)
             ));
         }
         if self.rows_in > 0
@@ -1050,7 +1078,7 @@ mod tests {
     #[test]
     fn a_sound_run_has_no_warning() {
         let s = summary();
-        assert!(s.find_warnings(100.0, 1.0).is_empty());
+        assert!(s.find_warnings(100.0, 1.0, 1).is_empty());
         assert!(!s.human(std::path::Path::new("out")).contains("WARNING"));
     }
 
@@ -1059,7 +1087,7 @@ mod tests {
         let mut s = summary();
         s.bandwidth_used = 99.9;
         s.bandwidth_relative_error = -1e-3;
-        s.warnings = s.find_warnings(100.0, 1.0);
+        s.warnings = s.find_warnings(100.0, 1.0, 1);
         let text = s.human(std::path::Path::new("out"));
         assert!(
             text.contains("WARNING") && text.contains("-1.000e-3"),
@@ -1078,7 +1106,7 @@ mod tests {
         s.rows_scheduled = 1;
         s.rows_rejected = 4;
         s.rejected_by_reason = [("change_rate_missing".to_owned(), 4)].into();
-        let w = s.find_warnings(30.0, 12.0);
+        let w = s.find_warnings(30.0, 12.0, 1);
         assert_eq!(w.len(), 3, "{w:?}");
         assert!(
             w[0].starts_with("97% of the bandwidth is unusable (970 of 1,000"),
@@ -1096,6 +1124,29 @@ mod tests {
             "{}",
             w[2]
         );
+    }
+
+    #[test]
+    fn workers_holding_the_pages_unevenly_are_warned_of_and_told_why() {
+        let mut s = summary();
+        (s.workers, s.processes) = (2, 2);
+        s.rows_scheduled = 1000;
+        s.worker_pages_max_over_mean = 1.5;
+        assert!(
+            s.find_warnings(100.0, 1.0, 900).is_empty(),
+            "1.5x is tolerated"
+        );
+        s.worker_pages_max_over_mean = 3.6;
+        // 4 workers, 250 pages each on average: a host of 900 is the reason
+        let w = s.find_warnings(100.0, 1.0, 900);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("3.6x the mean") && w[0].contains("one host alone has 900 pages"),
+            "{}",
+            w[0]
+        );
+        let w = s.find_warnings(100.0, 1.0, 200);
+        assert!(w[0].contains("by a hash of their name"), "{}", w[0]);
     }
 
     #[test]

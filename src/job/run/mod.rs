@@ -275,6 +275,7 @@ fn summarize(
         processes: plan.cluster.processes(),
         pages: loaded.pages,
         pages_on_busiest_worker: loaded.pages_on_busiest_worker,
+        pages_of_largest_host: loaded.pages_of_largest_host,
         phase_ends: PhaseEnds {
             started,
             read: loaded.read_done,
