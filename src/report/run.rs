@@ -204,8 +204,8 @@ pub const BANDWIDTH_ERROR_WARNING: f64 = 1e-9;
 pub const UNUSABLE_WARNING_SHARE: f64 = 0.5;
 /// Busiest crawler's load over the mean above which the summary warns.
 pub const LOAD_WARNING_RATIO: f64 = 1.5;
-/// Pages of the busiest worker over the mean above which the summary warns: the run then takes
-/// half as long again as even shares would.
+/// Pages of the busiest worker over the mean above which the summary warns: the phases that
+/// follow the pages then take half as long again as with even shares.
 pub const WORKER_PAGES_WARNING_RATIO: f64 = 1.5;
 /// Share of rejected rows above which the summary warns (more stops the job: --max-reject-share).
 pub const REJECTED_WARNING_SHARE: f64 = 0.1;
