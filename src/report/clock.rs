@@ -40,19 +40,23 @@ impl Moment {
 
 /// CPU time used so far by every thread of this process; zero where the clock cannot be read.
 fn process_cpu() -> Duration {
+    cpu_clock(libc::CLOCK_PROCESS_CPUTIME_ID).unwrap_or(Duration::ZERO)
+}
+
+/// The CPU-time clock `id` (of the process, or of the calling thread); None if it cannot be read.
+fn cpu_clock(id: libc::clockid_t) -> Option<Duration> {
     let mut t = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: clock_gettime only writes the timespec it is given, which lives on this stack.
-    let status = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
-    if status != 0 {
-        return Duration::ZERO;
-    }
-    Duration::new(
-        t.tv_sec.max(0) as u64,
-        t.tv_nsec.clamp(0, 999_999_999) as u32,
-    )
+    let status = unsafe { libc::clock_gettime(id, &mut t) };
+    (status == 0).then(|| {
+        Duration::new(
+            t.tv_sec.max(0) as u64,
+            t.tv_nsec.clamp(0, 999_999_999) as u32,
+        )
+    })
 }
 
 #[cfg(test)]
@@ -61,16 +65,7 @@ mod tests {
 
     /// CPU time used so far by the calling thread.
     fn thread_cpu() -> Duration {
-        let mut t = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: as in process_cpu
-        assert_eq!(
-            unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) },
-            0
-        );
-        Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+        cpu_clock(libc::CLOCK_THREAD_CPUTIME_ID).expect("the thread's CPU clock")
     }
 
     #[test]
