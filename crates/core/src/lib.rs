@@ -10,9 +10,11 @@
 //! - [`schedule`]: integer visits, host timetables, crawler assignment and sequencing, and the exact
 //!   value of visit times;
 //! - [`estimate`]: change rates from observation histories;
+//! - [`balance`]: which worker holds each host, its pages evened out from a sample;
 //! - [`fetch_time`]: staleness when fetches take random time;
 //! - [`capacity`]: how many crawlers should feed an indexer.
 
+pub mod balance;
 pub mod capacity;
 pub mod estimate;
 pub mod exact_sum;
