@@ -250,3 +250,58 @@ fn the_summary_says_how_unevenly_one_host_weighs_on_the_workers() {
         assert_eq!(warned, workers > 1, "{workers} workers: {}", s["warnings"]);
     }
 }
+
+/// Hosts heavy in a sample of the input are placed by their size: two hosts of 30% of the pages
+/// each, whose names an even split of the hash space puts on the same worker (80% of the pages
+/// there with the long tail's half), land on different workers, and the tail evens the rest.
+#[test]
+fn heavy_hosts_are_spread_over_the_workers_by_their_size() {
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+    use revisit::job::keys::host_id;
+    use revisit_core::balance::Routes;
+    let even = Routes::even(2);
+    let worker = |name: &str| even.worker_of(host_id(name.as_bytes()));
+    let big: Vec<String> = (0..)
+        .map(|i| format!("big{i}.example"))
+        .filter(|name| worker(name) == 0)
+        .take(2)
+        .collect();
+    let mut urls: Vec<String> = Vec::new();
+    for name in &big {
+        urls.extend((0..600).map(|i| format!("https://{name}/{i}")));
+    }
+    urls.extend((0..800).map(|i| format!("https://tail{i}.example/")));
+    // in random order, as a crawl writes them
+    urls.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(5));
+    let tmp = tempfile::tempdir().unwrap();
+    let pages = tmp.path().join("pages/part-0.parquet");
+    let urls: Vec<Option<&str>> = urls.iter().map(|u| Some(u.as_str())).collect();
+    write_pages(
+        &pages,
+        vec![
+            ("url", strings(&urls)),
+            ("importance", floats(&vec![Some(1.0); urls.len()])),
+            ("change_rate", floats(&vec![Some(0.5); urls.len()])),
+        ],
+    );
+    let out = tmp.path().join("out");
+    let o = run_ok(&[
+        "run",
+        pages.parent().unwrap().to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-w",
+        "2",
+    ]);
+    let progress = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        progress.contains("2 hosts placed on the workers by their size in a sample"),
+        "{progress}"
+    );
+    // 600 pages and half of the tail's 800 (give or take its hashing) on each worker
+    let ratio = summary(&out)["worker_pages_max_over_mean"]
+        .as_f64()
+        .unwrap();
+    assert!(ratio < 1.1, "{ratio}");
+}

@@ -36,17 +36,3 @@ pub fn url_id(url: &[u8]) -> u128 {
 pub fn url_key(url: &[u8]) -> u64 {
     url_id(url) as u64
 }
-
-/// The worker a host's pages go to.
-#[inline]
-pub fn route(host: &[u8], peers: usize) -> u32 {
-    route_of(host_id(host), peers)
-}
-
-/// The worker of the host of identity `id`: from the high half of the identity, as the crawler
-/// assignment takes the low half ([`host_key`]), so that the worker a host lands on says nothing
-/// about its crawler (a worker that held the hosts of some crawlers only would write alone).
-#[inline]
-pub fn route_of(id: u128, peers: usize) -> u32 {
-    ((id >> 64) as u64 % peers as u64) as u32
-}

@@ -13,24 +13,30 @@ use super::arrange::{self, arrange, Arranged};
 use super::channel::{Reducer, Shuffle};
 use super::fail_point::fail_point;
 use super::heap;
-use super::keys::{host_id, route};
+use super::keys::host_id;
 use super::progress::Progress;
+use super::route::ByHost;
+use super::routing;
 use super::row_sender::{Destinations, RowSender};
 use super::url_dedupe;
 use super::wire::claims::{self, ClaimBatch, LoserBatch};
 use super::wire::rows::RowBatch;
 use crate::io::pages::{self, Reason, Rejected};
+use crate::io::politeness_key::PolitenessKey;
 use crate::io::{hosts, inputs};
 use crate::plan::PagesPlan;
 use crate::report::format::{bytes, count, counted, percent};
 use crate::report::provenance::InputFile;
 use crate::report::rejects;
+use revisit_core::balance::Routes;
 use revisit_core::reduce::{AllReduce, Combine};
 
 /// A worker's share of the page set, arranged by host, with the counts every worker agrees on.
 pub struct Loaded {
     /// This worker's hosts and pages.
     pub arranged: Arranged,
+    /// Which worker holds each host: where every table keyed by URL sends its rows.
+    pub routes: Routes,
     /// The input files, sorted (rows' `Origin::file` indexes this list).
     pub files: Vec<PathBuf>,
     /// The input specs as given (for messages).
@@ -63,6 +69,14 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// How rows keyed by URL find the worker of their host, under `politeness`.
+    pub fn by_host(&self, politeness: PolitenessKey) -> ByHost<'_> {
+        ByHost {
+            politeness,
+            routes: &self.routes,
+        }
+    }
+
     /// Rows rejected on all workers, for every reason.
     pub fn rows_rejected(&self) -> u64 {
         self.rejected_by_reason.iter().sum()
@@ -104,12 +118,21 @@ pub fn load(
     let specs = plan.inputs.clone();
     let files = inputs::expand_pages(&specs)?;
     let page_files = pages::open_all(&files, plan.politeness)?;
+    let units = pages::units(&page_files);
+    // every worker reads every footer first: a bad file fails everywhere before the sample
+    let routes = routing::agree(reducer, &page_files, &units, plan);
+    if routes.heavy_hosts() > 0 {
+        progress.say(format!(
+            "{} placed on the workers by their size in a sample",
+            counted(routes.heavy_hosts() as u64, "host")
+        ));
+    }
     let delays = match &plan.hosts {
         Some(p) => hosts::read(
             p,
             plan.politeness,
             |h| host_id(h.as_bytes()),
-            |h| route(h.as_bytes(), peers) as usize == index,
+            |h| routes.worker_of(host_id(h.as_bytes())) as usize == index,
         )?,
         None => Default::default(),
     };
@@ -121,7 +144,6 @@ pub fn load(
         .hosts
         .as_ref()
         .map(|p| InputFile::hosts_table(p, inputs::size(p), delays.listed()));
-    let units = pages::units(&page_files);
     if files.len() as u64 > claims::MAX_FILES
         || page_files
             .iter()
@@ -149,7 +171,10 @@ pub fn load(
     let rows_each = (pages::rows_estimate(&page_files) as usize).div_ceil(peers);
     let part_bits = arrange::sent_part_bits(rows_each, peers, plan.arrange_part_bytes);
     let mut sender = RowSender::new(
-        Destinations { peers, part_bits },
+        Destinations {
+            routes: &routes,
+            part_bits,
+        },
         plan.politeness,
         with_intervals,
         pages_channel,
@@ -298,6 +323,7 @@ pub fn load(
     ));
     Ok(Loaded {
         arranged,
+        routes,
         files,
         specs,
         inputs: input_files,

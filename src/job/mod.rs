@@ -20,6 +20,7 @@ pub mod load;
 pub mod mesh;
 pub mod progress;
 pub mod route;
+mod routing;
 mod row_sender;
 pub mod run;
 pub mod sweep;

@@ -7,9 +7,18 @@ use serde::{Deserialize, Serialize};
 use timely::ExchangeData;
 
 use super::channel::{Reducer, Shuffle};
-use super::keys::{route, url_id};
+use super::keys::{host_id, url_id};
 use crate::io::politeness_key::PolitenessKey;
 use crate::io::rates_in::InvalidRate;
+use revisit_core::balance::Routes;
+
+/// How a row of a table keyed by URL finds its host's worker: its politeness key (from its host
+/// column, else its URL), and the worker of that key.
+#[derive(Clone, Copy)]
+pub struct ByHost<'a> {
+    pub politeness: PolitenessKey,
+    pub routes: &'a Routes,
+}
 
 /// (url key, value) pairs in one message between workers.
 const PAIRS_PER_MESSAGE: usize = 1 << 16;
@@ -18,10 +27,10 @@ const PAIRS_PER_MESSAGE: usize = 1 << 16;
 pub type KeyedMessage<V = f64> = (u32, Vec<(u128, V)>);
 
 /// Reads `units` of a (url, host, value) table with `read_unit` and sends each (url key, value) to
-/// the worker of its politeness key (from the host column, else the URL); returns what this worker received
+/// its host's worker (`by_host`); returns what this worker received
 /// and the read status every worker agrees on. Fails alike on every worker.
 pub fn route_keyed<U: Copy, V: ExchangeData + Clone>(
-    politeness: PolitenessKey,
+    by_host: ByHost<'_>,
     reducer: &mut Reducer<'_>,
     channel: &mut Shuffle<KeyedMessage<V>>,
     units: &[U],
@@ -32,7 +41,8 @@ pub fn route_keyed<U: Copy, V: ExchangeData + Clone>(
         &mut dyn FnMut(InvalidRate),
     ) -> Result<u64>,
 ) -> Result<(Vec<KeyedMessage<V>>, TableStatus)> {
-    let peers = reducer.worker.peers();
+    let ByHost { politeness, routes } = by_host;
+    let peers = routes.peers();
     let mut outgoing: Vec<Vec<(u128, V)>> = vec![Vec::new(); peers];
     let mut status = TableStatus::default();
     for &unit in units {
@@ -51,7 +61,7 @@ pub fn route_keyed<U: Copy, V: ExchangeData + Clone>(
                     unmatched += 1; // no key: it cannot be any page's URL
                     return;
                 };
-                let dest = route(host.as_bytes(), peers) as usize;
+                let dest = routes.worker_of(host_id(host.as_bytes())) as usize;
                 outgoing[dest].push((url_id(url.as_bytes()), value));
                 if outgoing[dest].len() >= PAIRS_PER_MESSAGE {
                     channel.send((dest as u32, std::mem::take(&mut outgoing[dest])));

@@ -11,10 +11,11 @@
 use crate::io::host_dictionary::HostToken;
 use crate::io::pages::{Origin, PageRow};
 use crate::io::politeness_key::PolitenessKey;
+use revisit_core::balance::Routes;
 
 use super::arrange::Part;
 use super::channel::Shuffle;
-use super::keys::{host_id, route_of, url_id};
+use super::keys::{host_id, url_id};
 use super::url_dedupe;
 use super::wire::claims::{Claim, ClaimBatch};
 use super::wire::host_memo::HostMemo;
@@ -30,28 +31,28 @@ const LOOKAHEAD_ROWS: usize = 16;
 
 /// Where the rows of a reader go: the workers, and the parts each arranges its hosts in.
 #[derive(Clone, Copy)]
-pub struct Destinations {
-    pub peers: usize,
+pub struct Destinations<'r> {
+    pub routes: &'r Routes,
     /// Bits of the host identity that name its part ([`Part::of`]).
     pub part_bits: u32,
 }
 
-impl Destinations {
+impl Destinations<'_> {
     /// Batches a reader fills: one per worker and part.
     pub fn batches(self) -> usize {
-        self.peers << self.part_bits
+        self.routes.peers() << self.part_bits
     }
 
     /// The batch of the host of identity `host`.
     fn batch_of(self, host: u128) -> usize {
-        let dest = route_of(host, self.peers) as usize;
+        let dest = self.routes.worker_of(host) as usize;
         (dest << self.part_bits) + Part::of(host, self.part_bits).index as usize
     }
 }
 
 /// A reader's outgoing rows and claims.
 pub struct RowSender<'c> {
-    to: Destinations,
+    to: Destinations<'c>,
     politeness: PolitenessKey,
     /// Whether rows carry their own refetch bounds.
     with_intervals: bool,
@@ -66,7 +67,7 @@ pub struct RowSender<'c> {
 impl<'c> RowSender<'c> {
     /// A sender of rows over `rows` and claims over `claims`.
     pub fn new(
-        to: Destinations,
+        to: Destinations<'c>,
         politeness: PolitenessKey,
         with_intervals: bool,
         rows: &'c mut Shuffle<RowBatch>,
@@ -82,7 +83,7 @@ impl<'c> RowSender<'c> {
             with_intervals,
             memo: HostMemo::new(outgoing.len()),
             outgoing,
-            claimed: (0..to.peers as u32)
+            claimed: (0..to.routes.peers() as u32)
                 .map(|dest| ClaimBatch {
                     dest,
                     claims: Vec::new(),
@@ -144,7 +145,7 @@ impl<'c> RowSender<'c> {
         // only a row whose key is not its URL's own can list the URL under another host
         if !row.key_is_urls_own {
             let url = url_id(row.url.as_bytes());
-            let judge = url_dedupe::judge_of(self.politeness, row.url, url, to.peers);
+            let judge = url_dedupe::judge_of(self.politeness, row.url, url, to.routes);
             let judge = &mut self.claimed[judge as usize];
             judge.claims.push(Claim::new(url, row.origin, dest as u32));
             if judge.claims.len() >= CLAIMS_PER_BATCH {

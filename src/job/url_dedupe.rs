@@ -13,18 +13,19 @@
 //! [`PageRow::key_is_urls_own`]: crate::io::pages::PageRow::key_is_urls_own
 
 use super::flag_sort::{flag_pass, RADIX};
-use super::keys::route;
+use super::keys::host_id;
 use super::wire::claims::Claim;
 use super::wire::rows::RowBatch;
 use crate::io::politeness_key::PolitenessKey;
+use revisit_core::balance::Routes;
 
 /// The worker that judges the claims on `url` (identity `url_id`): the one holding the rows whose
 /// key is the URL's own under `policy`, or one by the URL's identity when it has none (no row can
 /// then have it).
-pub fn judge_of(policy: PolitenessKey, url: &str, url_id: u128, peers: usize) -> u32 {
+pub fn judge_of(policy: PolitenessKey, url: &str, url_id: u128, routes: &Routes) -> u32 {
     match policy.of(url, None, None) {
-        Ok(own) => route(own.as_bytes(), peers),
-        Err(_) => ((url_id >> 32) as u32) % peers as u32,
+        Ok(own) => routes.worker_of(host_id(own.as_bytes())),
+        Err(_) => ((url_id >> 32) as u32) % routes.peers() as u32,
     }
 }
 

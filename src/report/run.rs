@@ -262,9 +262,10 @@ pub struct Summary {
     pub crawler_load_max_over_mean: f64,
     pub workers: usize,
     pub processes: usize,
-    /// The most pages one worker (of all processes) holds over the mean: hosts go to workers by
-    /// a hash of their name, so a few large hosts can weigh one worker down, and every phase
-    /// whose work follows the pages waits for it (1 = balanced; the worker count at most).
+    /// The most pages one worker (of all processes) holds over the mean: the hosts a sample of
+    /// the input finds heavy are placed by size, the others go by a hash of their name, and every
+    /// phase whose work follows the pages waits for the busiest (1 = balanced; the worker count
+    /// at most).
     #[serde(default)]
     pub worker_pages_max_over_mean: f64,
     /// The crawler count the static indexer model recommends (with --index-rate).
@@ -752,7 +753,7 @@ impl Summary {
                     num(mean)
                 )
             } else {
-                ": hosts go to workers by a hash of their name".to_owned()
+                ": hosts go to workers by a hash of their name unless a sample of the input finds them heavy, and in an input sorted by host the samples, taken from a few places, find none".to_owned()
             };
             w.push(format!(
                 "workers hold the pages unevenly: the busiest holds {}x the mean, and the phases that follow the pages wait for it{why}",

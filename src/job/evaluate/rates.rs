@@ -44,7 +44,7 @@ pub fn worker(
     let units = rates_in::units(&rate_files);
     let mine: Vec<RatesUnit> = units.iter().copied().skip(index).step_by(peers).collect();
     let (received, status) = route_keyed(
-        plan.pages.politeness,
+        loaded.by_host(plan.pages.politeness),
         &mut reducer,
         &mut rates_channel,
         &mine,

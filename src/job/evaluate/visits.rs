@@ -61,7 +61,7 @@ pub fn worker(
     let units = visits_in::units(files);
     let mine: Vec<VisitsUnit> = units.iter().copied().skip(index).step_by(peers).collect();
     let (received, status) = route_keyed(
-        plan.pages.politeness,
+        loaded.by_host(plan.pages.politeness),
         &mut reducer,
         &mut visits_channel,
         &mine,

@@ -15,11 +15,10 @@ use serde::{Deserialize, Serialize};
 use crate::io::history::{self, HistoryUnit};
 use crate::io::inputs;
 use crate::io::learned::{self, LearnedUnit};
-use crate::io::politeness_key::PolitenessKey;
 use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
 use crate::job::progress::Progress;
-use crate::job::route::{route_keyed, KeyedMessage, TableStatus};
+use crate::job::route::{route_keyed, ByHost, KeyedMessage, TableStatus};
 use crate::plan::run::LearnPlan;
 use crate::report::run::LearnCounts;
 
@@ -79,7 +78,7 @@ pub fn learn_rates(
     channels: &mut LearnChannels,
     plan: &LearnPlan,
     start_us: i64,
-    politeness: PolitenessKey,
+    by_host: ByHost<'_>,
     arranged: &Arranged,
     progress: &Progress,
 ) -> Result<Learned> {
@@ -106,7 +105,7 @@ pub fn learn_rates(
     let units = learned::units(&previous);
     let mine: Vec<LearnedUnit> = units.iter().copied().skip(index).step_by(peers).collect();
     let (received, status) = route_keyed(
-        politeness,
+        by_host,
         reducer,
         &mut channels.state,
         &mine,
@@ -150,7 +149,7 @@ pub fn learn_rates(
         let units = history::units(&files, slice);
         let mine: Vec<HistoryUnit> = units.iter().copied().skip(index).step_by(peers).collect();
         let (received, status) = route_keyed(
-            politeness,
+            by_host,
             reducer,
             &mut channels.history,
             &mine,

@@ -63,7 +63,7 @@ pub fn worker(worker: &mut Worker, plan: &RunPlan, run_id: &str) -> Result<Optio
         &mut reducer,
         &mut channels.state,
         &plan.schedule,
-        plan.pages.politeness,
+        loaded.by_host(plan.pages.politeness),
         &loaded.arranged,
         &progress,
     )?;
@@ -198,7 +198,7 @@ fn learn_rates(
         learn_channels,
         learn_plan,
         plan.schedule.start_us,
-        plan.pages.politeness,
+        loaded.by_host(plan.pages.politeness),
         &loaded.arranged,
         progress,
     )?;

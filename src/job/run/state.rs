@@ -8,13 +8,12 @@ use revisit_core::reduce::AllReduce;
 
 use crate::io::fetched_in::{self, LogUnit};
 use crate::io::inputs;
-use crate::io::politeness_key::PolitenessKey;
 use crate::io::rates_in::InvalidRate;
 use crate::io::state_in::{self, StateUnit};
 use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
 use crate::job::progress::Progress;
-use crate::job::route::{route_keyed, KeyedMessage, TableStatus};
+use crate::job::route::{route_keyed, ByHost, KeyedMessage, TableStatus};
 use crate::plan::run::{Fetches, SchedulePlan};
 use crate::report::clock::Moment;
 use crate::report::run::StateCounts;
@@ -85,7 +84,7 @@ pub fn known(
     reducer: &mut Reducer<'_>,
     channels: &mut StateChannels,
     plan: &SchedulePlan,
-    politeness: PolitenessKey,
+    by_host: ByHost<'_>,
     arranged: &Arranged,
     progress: &Progress,
 ) -> Result<Known> {
@@ -127,7 +126,7 @@ pub fn known(
         let units = state_in::units(prev);
         let mine: Vec<StateUnit> = units.iter().copied().skip(index).step_by(peers).collect();
         let (received, status) = route_keyed(
-            politeness,
+            by_host,
             reducer,
             channel,
             &mine,
@@ -165,7 +164,7 @@ pub fn known(
         let units = fetched_in::units(&logs);
         let mine: Vec<LogUnit> = units.iter().copied().skip(index).step_by(peers).collect();
         let (received, status) = route_keyed(
-            politeness,
+            by_host,
             reducer,
             channel,
             &mine,
