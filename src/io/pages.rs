@@ -85,8 +85,18 @@ pub struct Unit {
     pub row_group: usize,
     /// Row number (in its file) of the row group's first row.
     pub first_row: u64,
-    /// Rows of the row group (None: a text file, counted as it is read).
+    /// Rows of the row group read (None: a text file, counted as it is read).
     pub rows: Option<u64>,
+}
+
+impl Unit {
+    /// The unit of this row group's first `rows` rows at most (a text file's stays whole).
+    pub fn head(self, rows: u64) -> Unit {
+        Unit {
+            rows: self.rows.map(|r| r.min(rows)),
+            ..self
+        }
+    }
 }
 
 /// Why an input row was not scheduled.
@@ -361,18 +371,22 @@ fn parquet_batches(
         .map(|(i, _)| i)
         .collect();
     let mask = ProjectionMask::roots(builder.parquet_schema(), wanted);
-    builder
+    let builder = builder
         .with_projection(mask)
         .with_row_groups(vec![unit.row_group])
-        .with_batch_size(BATCH_ROWS)
-        .build()
-        .with_context(|| {
-            format!(
-                "{}: cannot read row group {}",
-                path.display(),
-                unit.row_group
-            )
-        })
+        .with_batch_size(BATCH_ROWS);
+    // a unit of the head of its row group ends there: the pages past it are not decoded
+    let builder = match unit.rows {
+        Some(rows) => builder.with_limit(rows as usize),
+        None => builder,
+    };
+    builder.build().with_context(|| {
+        format!(
+            "{}: cannot read row group {}",
+            path.display(),
+            unit.row_group
+        )
+    })
 }
 
 /// Validates the rows of `batch` (the first is row `row` of file `file`); returns the next row.
