@@ -105,7 +105,8 @@ impl LoadChannels {
 /// Reads, exchanges and arranges the page set of `plan`.
 ///
 /// Fails alike on every worker: the inputs (footers, schemas, hosts table) are read by every worker
-/// before any data moves, and read errors are agreed by an all-reduce.
+/// before any row moves (only the sample's host counts go before the hosts table is read, and a
+/// sample that fails counts as none), and read errors are agreed by an all-reduce.
 pub fn load(
     reducer: &mut Reducer<'_>,
     channels: &mut LoadChannels,

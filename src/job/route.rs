@@ -27,8 +27,8 @@ const PAIRS_PER_MESSAGE: usize = 1 << 16;
 pub type KeyedMessage<V = f64> = (u32, Vec<(u128, V)>);
 
 /// Reads `units` of a (url, host, value) table with `read_unit` and sends each (url key, value) to
-/// its host's worker (`by_host`); returns what this worker received
-/// and the read status every worker agrees on. Fails alike on every worker.
+/// its host's worker (`by_host`); returns what this worker received and the read status every
+/// worker agrees on. Fails alike on every worker.
 pub fn route_keyed<U: Copy, V: ExchangeData + Clone>(
     by_host: ByHost<'_>,
     reducer: &mut Reducer<'_>,
