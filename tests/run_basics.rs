@@ -214,15 +214,7 @@ fn the_summary_says_how_unevenly_one_host_weighs_on_the_workers() {
     let urls: Vec<String> = (0..40)
         .map(|i| format!("https://one.example/{i}"))
         .collect();
-    let urls: Vec<Option<&str>> = urls.iter().map(|u| Some(u.as_str())).collect();
-    write_pages(
-        &pages,
-        vec![
-            ("url", strings(&urls)),
-            ("importance", floats(&vec![Some(1.0); urls.len()])),
-            ("change_rate", floats(&vec![Some(0.5); urls.len()])),
-        ],
-    );
+    write_urls(&pages, &urls);
     for workers in [1, 2, 3] {
         let out = tmp.path().join(format!("w{workers}"));
         let w = workers.to_string();
@@ -276,15 +268,7 @@ fn heavy_hosts_are_spread_over_the_workers_by_their_size() {
     urls.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(5));
     let tmp = tempfile::tempdir().unwrap();
     let pages = tmp.path().join("pages/part-0.parquet");
-    let urls: Vec<Option<&str>> = urls.iter().map(|u| Some(u.as_str())).collect();
-    write_pages(
-        &pages,
-        vec![
-            ("url", strings(&urls)),
-            ("importance", floats(&vec![Some(1.0); urls.len()])),
-            ("change_rate", floats(&vec![Some(0.5); urls.len()])),
-        ],
-    );
+    write_urls(&pages, &urls);
     let out = tmp.path().join("out");
     let o = run_ok(&[
         "run",
@@ -304,4 +288,17 @@ fn heavy_hosts_are_spread_over_the_workers_by_their_size() {
         .as_f64()
         .unwrap();
     assert!(ratio < 1.1, "{ratio}");
+}
+
+/// Writes a page set of `urls`, each of importance 1 and 0.5 changes a day.
+fn write_urls(path: &std::path::Path, urls: &[String]) {
+    let urls: Vec<Option<&str>> = urls.iter().map(|u| Some(u.as_str())).collect();
+    write_pages(
+        path,
+        vec![
+            ("url", strings(&urls)),
+            ("importance", floats(&vec![Some(1.0); urls.len()])),
+            ("change_rate", floats(&vec![Some(0.5); urls.len()])),
+        ],
+    );
 }
