@@ -8,11 +8,10 @@ use anyhow::Result;
 use revisit_core::reduce::Combine;
 use serde::{Deserialize, Serialize};
 
-use super::state::NEVER;
 use super::Phases;
 use crate::io::manifest::FileEntry;
 use crate::io::publish;
-use crate::io::rates_out::{RateRow, RatesWriter, Size};
+use crate::io::rates_out::{RateRun, RatesWriter, Size};
 use crate::job::wire::rated::{Place, RatedBatch};
 use crate::plan::run::RunPlan;
 
@@ -240,23 +239,24 @@ impl RatesPartition {
             runs.extend((0..batch.runs.len()).map(|k| (batch.runs[k].place(), b as u32, k as u32)));
         }
         runs.sort_unstable_by_key(|r| r.0);
-        let rows = runs.iter().flat_map(|&(_, b, k)| {
-            let batch = &batches[b as usize];
-            let run = &batch.runs[k as usize];
-            batch.run_rows(k as usize).map(move |r| RateRow {
-                url: batch.url(k as usize, r).parts(),
-                host: batch.run_host(k as usize),
-                importance: batch.importance[r],
-                change_rate: batch.change_rate[r],
-                complete_obs: batch.complete_obs[r],
-                crawl_rate: batch.crawl_rate[r],
-                host_capped: run.capped,
-                fetch_interval_s: batch.interval_s[r],
-                last_fetch_us: Some(batch.last_fetch_us[r]).filter(|&t| t != NEVER),
-                next_fetch_us: batch.next_fetch_us[r],
-            })
-        });
-        self.writer.write(rows)
+        for (_, b, k) in runs {
+            let (batch, k) = (&batches[b as usize], k as usize);
+            let rows = batch.run_rows(k);
+            let run = RateRun {
+                host: batch.run_host(k),
+                host_capped: batch.runs[k].capped,
+                importance: &batch.importance[rows.clone()],
+                change_rate: &batch.change_rate[rows.clone()],
+                complete_obs: &batch.complete_obs[rows.clone()],
+                crawl_rate: &batch.crawl_rate[rows.clone()],
+                fetch_interval_s: &batch.interval_s[rows.clone()],
+                last_fetch_us: &batch.last_fetch_us[rows.clone()],
+                next_fetch_us: &batch.next_fetch_us[rows.clone()],
+            };
+            self.writer
+                .write_run(&run, |i| batch.url(k, rows.start + i).parts())?;
+        }
+        Ok(())
     }
 
     /// Finishes the file; says what it holds.
@@ -274,6 +274,7 @@ impl RatesPartition {
 mod tests {
     use super::*;
     use crate::io::parquet_out::ROW_GROUP_ROWS;
+    use crate::job::run::state::NEVER;
     use crate::job::url_text::{Form, Url};
     use crate::job::wire::rated::RatedRow;
     use rand::{Rng, SeedableRng};

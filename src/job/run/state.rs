@@ -26,8 +26,8 @@ pub type StateValue = (i64, i64, f64);
 /// A fetch of the log: when (microseconds since the epoch), and whether it succeeded.
 pub type LogValue = (i64, bool);
 
-/// No time: a URL never fetched, or no fetch planned.
-pub const NEVER: i64 = i64::MIN;
+/// No time: a URL never fetched, or no fetch planned (what the rates table writes as a null).
+pub const NEVER: i64 = crate::io::rates_out::NEVER_FETCHED;
 
 /// The dataflows of the state phase (built on every worker, in this order, when the plan asks).
 pub struct StateChannels {
