@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::Phases;
 use crate::io::manifest::FileEntry;
 use crate::io::publish;
-use crate::io::rates_out::{RateRun, RatesWriter, Size};
+use crate::io::rates_out::{RatesWriter, Size};
 use crate::job::wire::rated::{Place, RatedBatch};
 use crate::plan::run::RunPlan;
 
@@ -241,20 +241,9 @@ impl RatesPartition {
         runs.sort_unstable_by_key(|r| r.0);
         for (_, b, k) in runs {
             let (batch, k) = (&batches[b as usize], k as usize);
-            let rows = batch.run_rows(k);
-            let run = RateRun {
-                host: batch.run_host(k),
-                host_capped: batch.runs[k].capped,
-                importance: &batch.importance[rows.clone()],
-                change_rate: &batch.change_rate[rows.clone()],
-                complete_obs: &batch.complete_obs[rows.clone()],
-                crawl_rate: &batch.crawl_rate[rows.clone()],
-                fetch_interval_s: &batch.interval_s[rows.clone()],
-                last_fetch_us: &batch.last_fetch_us[rows.clone()],
-                next_fetch_us: &batch.next_fetch_us[rows.clone()],
-            };
+            let first = batch.run_rows(k).start;
             self.writer
-                .write_run(&run, |i| batch.url(k, rows.start + i).parts())?;
+                .write_run(&batch.rate_run(k), |i| batch.url(k, first + i).parts())?;
         }
         Ok(())
     }

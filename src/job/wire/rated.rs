@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::append::append_short;
+use crate::io::rates_out::RateRun;
 use crate::job::heap::room_bytes;
 use crate::job::url_text::{Form, Url};
 
@@ -168,6 +169,22 @@ impl RatedBatch {
             .get(k + 1)
             .map_or(self.len(), |next| next.first as usize);
         self.runs[k].first as usize..end
+    }
+
+    /// Run `k`'s rows, in the columns a rates file takes.
+    pub fn rate_run(&self, k: usize) -> RateRun<'_> {
+        let rows = self.run_rows(k);
+        RateRun {
+            host: self.run_host(k),
+            host_capped: self.runs[k].capped,
+            importance: &self.importance[rows.clone()],
+            change_rate: &self.change_rate[rows.clone()],
+            complete_obs: &self.complete_obs[rows.clone()],
+            crawl_rate: &self.crawl_rate[rows.clone()],
+            fetch_interval_s: &self.interval_s[rows.clone()],
+            last_fetch_us: &self.last_fetch_us[rows.clone()],
+            next_fetch_us: &self.next_fetch_us[rows],
+        }
     }
 
     /// Host name bytes of run `k` (UTF-8: pushed from a &str).
