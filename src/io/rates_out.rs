@@ -38,7 +38,7 @@ impl<'a> RateRun<'a> {
     }
 
     /// Rows `range` of the run.
-    fn rows(&self, range: std::ops::Range<usize>) -> RateRun<'a> {
+    pub fn rows(&self, range: std::ops::Range<usize>) -> RateRun<'a> {
         RateRun {
             host: self.host,
             host_capped: self.host_capped,

@@ -173,18 +173,18 @@ impl RatedBatch {
 
     /// Run `k`'s rows, in the columns a rates file takes.
     pub fn rate_run(&self, k: usize) -> RateRun<'_> {
-        let rows = self.run_rows(k);
-        RateRun {
+        let batch = RateRun {
             host: self.run_host(k),
             host_capped: self.runs[k].capped,
-            importance: &self.importance[rows.clone()],
-            change_rate: &self.change_rate[rows.clone()],
-            complete_obs: &self.complete_obs[rows.clone()],
-            crawl_rate: &self.crawl_rate[rows.clone()],
-            fetch_interval_s: &self.interval_s[rows.clone()],
-            last_fetch_us: &self.last_fetch_us[rows.clone()],
-            next_fetch_us: &self.next_fetch_us[rows],
-        }
+            importance: &self.importance,
+            change_rate: &self.change_rate,
+            complete_obs: &self.complete_obs,
+            crawl_rate: &self.crawl_rate,
+            fetch_interval_s: &self.interval_s,
+            last_fetch_us: &self.last_fetch_us,
+            next_fetch_us: &self.next_fetch_us,
+        };
+        batch.rows(self.run_rows(k))
     }
 
     /// Host name bytes of run `k` (UTF-8: pushed from a &str).
