@@ -6,6 +6,7 @@
 //! cost 13% of a run in cache misses, and a collision among 10^9 distinct values has probability
 //! below 10^-20.
 
+use revisit_core::balance::Routes;
 use xxhash_rust::xxh3::xxh3_128_with_seed;
 
 /// Seed of the host identity (crawler assignment, canonical order).
@@ -35,4 +36,11 @@ pub fn url_id(url: &[u8]) -> u128 {
 #[inline]
 pub fn url_key(url: &[u8]) -> u64 {
     url_id(url) as u64
+}
+
+/// The worker that holds the host named `host` under `routes` (every table keyed by URL sends a
+/// row there, as the reader sends the host's pages).
+#[inline]
+pub fn worker_of_host(routes: &Routes, host: &[u8]) -> u32 {
+    routes.worker_of(host_id(host))
 }

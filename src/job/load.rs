@@ -13,7 +13,7 @@ use super::arrange::{self, arrange, Arranged};
 use super::channel::{Reducer, Shuffle};
 use super::fail_point::fail_point;
 use super::heap;
-use super::keys::host_id;
+use super::keys::{host_id, worker_of_host};
 use super::progress::Progress;
 use super::route::ByHost;
 use super::routing;
@@ -133,7 +133,7 @@ pub fn load(
             p,
             plan.politeness,
             |h| host_id(h.as_bytes()),
-            |h| routes.worker_of(host_id(h.as_bytes())) as usize == index,
+            |h| worker_of_host(&routes, h.as_bytes()) as usize == index,
         )?,
         None => Default::default(),
     };

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use timely::ExchangeData;
 
 use super::channel::{Reducer, Shuffle};
-use super::keys::{host_id, url_id};
+use super::keys::{url_id, worker_of_host};
 use crate::io::politeness_key::PolitenessKey;
 use crate::io::rates_in::InvalidRate;
 use revisit_core::balance::Routes;
@@ -61,7 +61,7 @@ pub fn route_keyed<U: Copy, V: ExchangeData + Clone>(
                     unmatched += 1; // no key: it cannot be any page's URL
                     return;
                 };
-                let dest = routes.worker_of(host_id(host.as_bytes())) as usize;
+                let dest = worker_of_host(routes, host.as_bytes()) as usize;
                 outgoing[dest].push((url_id(url.as_bytes()), value));
                 if outgoing[dest].len() >= PAIRS_PER_MESSAGE {
                     channel.send((dest as u32, std::mem::take(&mut outgoing[dest])));

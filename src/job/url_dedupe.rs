@@ -13,7 +13,7 @@
 //! [`PageRow::key_is_urls_own`]: crate::io::pages::PageRow::key_is_urls_own
 
 use super::flag_sort::{flag_pass, RADIX};
-use super::keys::host_id;
+use super::keys::worker_of_host;
 use super::wire::claims::Claim;
 use super::wire::rows::RowBatch;
 use crate::io::politeness_key::PolitenessKey;
@@ -24,7 +24,7 @@ use revisit_core::balance::Routes;
 /// then have it).
 pub fn judge_of(policy: PolitenessKey, url: &str, url_id: u128, routes: &Routes) -> u32 {
     match policy.of(url, None, None) {
-        Ok(own) => routes.worker_of(host_id(own.as_bytes())),
+        Ok(own) => worker_of_host(routes, own.as_bytes()),
         Err(_) => ((url_id >> 32) as u32) % routes.peers() as u32,
     }
 }
