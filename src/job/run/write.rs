@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 
 use super::cyclic::write_crawler_visits;
 use super::learn::Learned;
-use super::rates_partition::{RatesPartition, RatesSizes, Slices, SLICE_ROWS};
+use super::rates_partition::{
+    write_partitions, RatesPartition, RatesSizes, Slices, ToWriter, SLICE_ROWS,
+};
 use super::rates_sender::RatesSender;
 use super::rolling::{self, write_crawler_night};
 use super::{Channels, Night, Phases};
@@ -28,11 +30,9 @@ use crate::job::arrange::Arranged;
 use crate::job::channel::Reducer;
 use crate::job::fail_point::fail_point;
 use crate::job::flag_sort::sort_by_wide_key;
-use crate::job::heap;
 use crate::job::load::Loaded;
 use crate::job::progress::Progress;
 use crate::job::wire::learned::{LearnedBatch, LearnedHost};
-use crate::job::wire::rated::RatedBatch;
 use crate::job::wire::visits::{VisitBatch, VisitHost};
 use crate::job::wire::BATCH_TEXT_BYTES;
 use crate::plan::run::RunPlan;
@@ -175,56 +175,55 @@ fn write_crawlers(
     let peers = reducer.worker.peers();
     let sizes = reducer.all_reduce(RatesSizes::of(plan, p));
     let visit_metadata = night.map(|n| visits_metadata(metadata, n));
-    let mut files = Vec::new();
-    let mut nights = NightTotals::default();
+    let tables = RoundTables {
+        staging,
+        metadata,
+        visit_metadata: visit_metadata.as_deref(),
+    };
+    let mut out = CrawlersWritten {
+        files: Vec::new(),
+        nights: NightTotals::default(),
+        schedule: ScheduleCounts::default(),
+        error: None,
+    };
     if let Some(Night::Cyclic(n)) = night {
-        nights.value = n.unvisited.clone();
+        out.nights.value = n.unvisited.clone();
     }
-    let mut schedule = ScheduleCounts::default();
-    let mut error: Option<(u32, String)> = None;
     let my_crawlers = (0..plan.crawlers).filter(|c| c % peers as u32 == index as u32);
     let mut phase = progress.phase(my_crawlers.count() as u64, "writing crawlers");
-    for first in (0..plan.crawlers).step_by(peers) {
-        let round = first..(first + peers as u32).min(plan.crawlers);
-        let crawler = first + index as u32;
-        // Hive partitions without zero padding: DuckDB and Spark read crawler=7 as an integer
-        let rel = format!("rates/crawler={crawler}/part-00000.parquet");
-        let mut rates: Option<RatesPartition> = None;
-        if round.contains(&crawler) && error.is_none() {
-            match RatesPartition::create(staging, &rel, sizes.crawlers[crawler as usize], metadata)
-            {
-                Ok(r) => rates = Some(r),
-                Err(e) => error = Some((index as u32, format!("{e:#}"))),
-            }
-        }
-        let slices = Slices::of(
-            round.clone().map(|c| sizes.crawlers[c as usize].rows),
-            sizes.large_in(&round),
-            SLICE_ROWS,
-        );
-        // The partition is written on a thread of its own while this worker sends the next slices:
-        // each round ends when every worker has sent, and with the writing in the round, the
-        // worker with the larger slice (a large host of one crawler) held every other at each one.
-        let written = std::thread::scope(|scope| {
-            let (to_writer, slices_in) = std::sync::mpsc::sync_channel::<Vec<RatedBatch>>(1);
-            let writer = rates.map(|mut r| {
-                scope.spawn(move || {
-                    let mut freed = 0;
-                    for slice in slices_in {
-                        r.append(&slice)?;
-                        // the slices were allocated on the sending workers' threads, whose
-                        // allocator kept them once freed here: the write phase grew by 0.9 GiB at
-                        // 100M URLs
-                        freed += slice.iter().map(RatedBatch::room_bytes).sum::<usize>();
-                        drop(slice);
-                        if freed >= heap::GIVE_BACK_EVERY_BYTES {
-                            heap::give_back_freed();
-                            freed = 0;
-                        }
+    // This worker's partitions are written on a thread of its own while it sends the next slices,
+    // one partition after another for the whole phase: each round of slices ends when every
+    // worker has sent, and with the writing in the round, the worker with the larger slice held
+    // every other at each one; with a writer per round, every round ended in a pause as the
+    // senders waited for the writers' last row groups and syncs.
+    std::thread::scope(|scope| {
+        let (to_writer, work) = std::sync::mpsc::sync_channel::<ToWriter>(1);
+        let writer = scope.spawn(move || write_partitions(work));
+        // false after an error here, or once the writer has stopped (its join gives its error):
+        // no row goes to a partition not its own
+        let mut writing = true;
+        for first in (0..plan.crawlers).step_by(peers) {
+            let round = first..(first + peers as u32).min(plan.crawlers);
+            let crawler = first + index as u32;
+            let mine = round.contains(&crawler);
+            writing &= out.error.is_none();
+            if mine && writing {
+                // Hive partitions without zero padding: DuckDB and Spark read crawler=7 as an integer
+                let rel = format!("rates/crawler={crawler}/part-00000.parquet");
+                let size = sizes.crawlers[crawler as usize];
+                writing = match RatesPartition::create(staging, &rel, size, metadata) {
+                    Ok(r) => to_writer.send(ToWriter::Partition(Box::new(r))).is_ok(),
+                    Err(e) => {
+                        out.error = Some((index as u32, format!("{e:#}")));
+                        false
                     }
-                    r.finish()
-                })
-            });
+                };
+            }
+            let slices = Slices::of(
+                round.clone().map(|c| sizes.crawlers[c as usize].rows),
+                sizes.large_in(&round),
+                SLICE_ROWS,
+            );
             let mut senders: Vec<RatesSender> = round
                 .clone()
                 .map(|c| RatesSender::new(c, c % peers as u32))
@@ -236,26 +235,60 @@ fn write_crawlers(
                     let pages =
                         slices.pages(slice, hosts, &a.host_ids, |h| a.pages.host_pages(h).len());
                     let start = plan.schedule.start_us;
-                    sender.send(&mut channels.rated, p, start, pages, &mut schedule);
+                    sender.send(&mut channels.rated, p, start, pages, &mut out.schedule);
                 }
-                let mine = channels.rated.finish_round(reducer.worker);
-                // a writer that failed has stopped listening; its error comes with it below
-                to_writer.send(mine).ok();
+                let rows = channels.rated.finish_round(reducer.worker);
+                if mine && writing {
+                    writing = to_writer.send(ToWriter::Slice(rows)).is_ok();
+                }
             }
-            drop(to_writer);
-            writer.map(|w| {
-                w.join()
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("writing {rel} failed")))
-            })
-        });
-        match written {
-            Some(Ok(entry)) => files.push(entry),
-            Some(Err(e)) => error = Some((index as u32, format!("{e:#}"))),
-            None => {}
+            let writes = (mine && out.error.is_none()).then_some(crawler);
+            tables.write(reducer, channels, p, round, writes, &mut out);
+            if writes.is_some() {
+                phase.inc(1);
+            }
         }
-        for crawler in round.clone() {
+        drop(to_writer);
+        let failed = match writer.join() {
+            Ok(Ok(written)) => {
+                out.files.extend(written);
+                None
+            }
+            Ok(Err(e)) => Some(format!("{e:#}")),
+            Err(_) => Some("writing the rates partitions failed".to_owned()),
+        };
+        // an error met here came first: the writer stopped taking rows after it
+        out.error = out.error.take().or(failed.map(|e| (index as u32, e)));
+    });
+    phase.finish();
+    out
+}
+
+/// Where a round's learned tables and visits (when the plan makes them) are written, and with
+/// what metadata.
+struct RoundTables<'a> {
+    staging: &'a Path,
+    metadata: &'a [(String, String)],
+    visit_metadata: Option<&'a [(String, String)]>,
+}
+
+impl RoundTables<'_> {
+    /// Sends the learned pages and visits of the crawlers of `round` to their writers, and writes
+    /// those of crawler `writes` (this worker's in the round, unless it failed) onto `out`.
+    fn write(
+        &self,
+        reducer: &mut Reducer<'_>,
+        channels: &mut Channels,
+        p: &Phases,
+        round: std::ops::Range<u32>,
+        writes: Option<u32>,
+        out: &mut CrawlersWritten,
+    ) {
+        let (loaded, night) = (p.loaded, p.night);
+        let (index, peers) = (reducer.worker.index(), reducer.worker.peers());
+        for crawler in round {
             let dest = crawler % peers as u32;
-            let hosts = &assigned.hosts_of_crawler[crawler as usize];
+            let hosts = &p.assigned.hosts_of_crawler[crawler as usize];
             if let (Some(learned), Some((_, channel))) = (p.learned, channels.learn.as_mut()) {
                 send_learned(channel, &loaded.arranged, learned, hosts, dest);
             }
@@ -269,61 +302,55 @@ fn write_crawlers(
                 _ => {}
             }
         }
-        let mine_learned = channels
+        let learned_rows = channels
             .learn
             .as_mut()
             .map(|(_, c)| c.finish_round(reducer.worker));
-        let mine_visits = channels
+        let visits = channels
             .visits
             .as_mut()
             .map(|c| c.finish_round(reducer.worker));
-        let mine_due = channels
+        let due = channels
             .due
             .as_mut()
             .map(|c| c.finish_round(reducer.worker));
-        if round.contains(&crawler) && error.is_none() {
-            if let (Some(batches), Some(learned)) = (mine_learned, p.learned) {
-                let rel = format!("learned/crawler={crawler}/part-00000.parquet");
-                let mut meta = metadata.to_vec();
-                meta.extend([
-                    ("revisit.units.learned".into(), schema::LEARNED_UNITS.into()),
-                    (
-                        FIRST_OBSERVATION_KEY.into(),
-                        format!("{}", learned.first_observation),
-                    ),
-                ]);
-                match write_crawler_learned(staging, &rel, batches, &meta) {
-                    Ok(entry) => files.push(entry),
-                    Err(e) => error = Some((index as u32, format!("{e:#}"))),
-                }
+        let Some(crawler) = writes else {
+            return;
+        };
+        let fail = |e: anyhow::Error| Some((index as u32, format!("{e:#}")));
+        if let (Some(batches), Some(learned)) = (learned_rows, p.learned) {
+            let rel = format!("learned/crawler={crawler}/part-00000.parquet");
+            let mut meta = self.metadata.to_vec();
+            meta.extend([
+                ("revisit.units.learned".into(), schema::LEARNED_UNITS.into()),
+                (
+                    FIRST_OBSERVATION_KEY.into(),
+                    format!("{}", learned.first_observation),
+                ),
+            ]);
+            match write_crawler_learned(self.staging, &rel, batches, &meta) {
+                Ok(entry) => out.files.push(entry),
+                Err(e) => out.error = fail(e),
             }
-            let rel = format!("visits/crawler={crawler}/part-00000.parquet");
-            let written = match (night, &visit_metadata, mine_visits, mine_due) {
-                (Some(Night::Cyclic(n)), Some(meta), Some(batches), _) => {
-                    Some(write_crawler_visits(staging, &rel, batches, n, meta))
-                }
-                (Some(Night::Rolling(n)), Some(meta), _, Some(batches)) => {
-                    Some(write_crawler_night(staging, &rel, batches, n, meta))
-                }
-                _ => None,
-            };
-            match written {
-                Some(Ok((entry, totals))) => {
-                    files.push(entry);
-                    nights.combine(totals);
-                }
-                Some(Err(e)) => error = Some((index as u32, format!("{e:#}"))),
-                None => {}
-            }
-            phase.inc(1);
         }
-    }
-    phase.finish();
-    CrawlersWritten {
-        files,
-        nights,
-        schedule,
-        error,
+        let rel = format!("visits/crawler={crawler}/part-00000.parquet");
+        let written = match (night, self.visit_metadata, visits, due) {
+            (Some(Night::Cyclic(n)), Some(meta), Some(batches), _) => {
+                Some(write_crawler_visits(self.staging, &rel, batches, n, meta))
+            }
+            (Some(Night::Rolling(n)), Some(meta), _, Some(batches)) => {
+                Some(write_crawler_night(self.staging, &rel, batches, n, meta))
+            }
+            _ => None,
+        };
+        match written {
+            Some(Ok((entry, totals))) => {
+                out.files.push(entry);
+                out.nights.combine(totals);
+            }
+            Some(Err(e)) => out.error = fail(e),
+            None => {}
+        }
     }
 }
 
