@@ -257,7 +257,7 @@ fn write_crawlers(
             Ok(Err(e)) => Some(format!("{e:#}")),
             Err(_) => Some("writing the rates partitions failed".to_owned()),
         };
-        // an error met here came first: the writer stopped taking rows after it
+        // either fails the run: an error met on this thread is reported first, else the writer's
         out.error = out.error.take().or(failed.map(|e| (index as u32, e)));
     });
     phase.finish();
