@@ -194,8 +194,8 @@ fn write_crawlers(
     // This worker's partitions are written on a thread of its own while it sends the next slices,
     // one partition after another for the whole phase: each round of slices ends when every
     // worker has sent, and with the writing in the round, the worker with the larger slice held
-    // every other at each one; with a writer per round, every round ended in a pause as the
-    // senders waited for the writers' last row groups and syncs.
+    // every other at each one. One thread for the phase, not one per round, so that no round
+    // waits for the last one's final row group and sync before its first slice is sent.
     std::thread::scope(|scope| {
         let (to_writer, work) = std::sync::mpsc::sync_channel::<ToWriter>(1);
         let writer = scope.spawn(move || write_partitions(work));
