@@ -9,6 +9,7 @@ use arrow_array::{ArrayRef, BooleanArray, Float64Array, RecordBatch, TimestampMi
 use super::columns::Utf8Builder;
 use super::parquet_out::{self, ROW_GROUP_ROWS};
 use super::schema;
+use crate::append::extend_short;
 
 /// A last fetch time that says the URL was never fetched (written as a null).
 pub const NEVER_FETCHED: i64 = i64::MIN;
@@ -123,23 +124,6 @@ impl RatesWriter {
     }
 }
 
-/// Runs this short are copied value by value: `extend_from_slice` calls `memcpy` for each column,
-/// which on the runs of single-page hosts (3 in 10 URLs of the host-heavy bench) is most of the
-/// copy.
-const SHORT_RUN: usize = 4;
-
-/// Appends `values` to `v`.
-#[inline]
-fn extend<T: Copy>(v: &mut Vec<T>, values: &[T]) {
-    if values.len() <= SHORT_RUN {
-        for &x in values {
-            v.push(x);
-        }
-    } else {
-        v.extend_from_slice(values);
-    }
-}
-
 /// The columns of one row group of a rates file, sized up front.
 #[derive(Default)]
 struct RatesGroup {
@@ -180,15 +164,15 @@ impl RatesGroup {
             self.url.push_parts(url(i));
             self.host.push(run.host);
         }
-        extend(&mut self.importance, run.importance);
-        extend(&mut self.change_rate, run.change_rate);
-        extend(&mut self.complete, run.complete_obs);
-        extend(&mut self.rate, run.crawl_rate);
+        extend_short(&mut self.importance, run.importance);
+        extend_short(&mut self.change_rate, run.change_rate);
+        extend_short(&mut self.complete, run.complete_obs);
+        extend_short(&mut self.rate, run.crawl_rate);
         self.capped
             .resize(self.capped.len() + run.len(), run.host_capped);
-        extend(&mut self.interval, run.fetch_interval_s);
-        extend(&mut self.last, run.last_fetch_us);
-        extend(&mut self.next, run.next_fetch_us);
+        extend_short(&mut self.interval, run.fetch_interval_s);
+        extend_short(&mut self.last, run.last_fetch_us);
+        extend_short(&mut self.next, run.next_fetch_us);
     }
 
     fn finish(self) -> Result<RecordBatch> {

@@ -5,7 +5,7 @@ use super::rates_partition::SlicePages;
 use super::schedule::HostSchedule;
 use super::Phases;
 use crate::job::channel::Shuffle;
-use crate::job::wire::rated::{RatedBatch, RatedRow};
+use crate::job::wire::rated::{RatedBatch, RatedColumns};
 use crate::job::wire::{BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
 use crate::report::run::ScheduleCounts;
 
@@ -23,6 +23,8 @@ pub struct RatesSender {
     scheduled: Option<usize>,
     schedule: HostSchedule,
     rows_per_batch: usize,
+    /// The next fetches of the rows being pushed, microseconds since the epoch.
+    next_us: Vec<i64>,
 }
 
 impl RatesSender {
@@ -34,6 +36,7 @@ impl RatesSender {
             scheduled: None,
             schedule: HostSchedule::default(),
             rows_per_batch: 0,
+            next_us: Vec::new(),
         }
     }
 
@@ -50,6 +53,14 @@ impl RatesSender {
     ) {
         let a = &p.loaded.arranged;
         let s = &p.solved.solution;
+        // the input's own importance where the solver read another (--value-per-change)
+        let importance = if a.input_importance.is_empty() {
+            a.pages.importance()
+        } else {
+            &a.input_importance[..]
+        };
+        // only pages with a rate are written (a NaN rate, which the solver never gives, neither)
+        let rated = |i: usize| s.rates[i] > 0.0;
         let mut batch = RatedBatch::default();
         while let Some((h, range)) = pages.next() {
             if let Some(ahead) = pages.ahead(2 * PREFETCH_HOSTS) {
@@ -68,8 +79,12 @@ impl RatesSender {
             let first = a.pages.host_pages(h).start;
             // whether `batch` has a run of this host open
             let mut in_run = false;
-            for k in range.filter(|&k| s.rates[first + k as usize] > 0.0) {
-                let i = first + k as usize;
+            let (mut k, end) = (range.start as usize, range.end as usize);
+            while k < end {
+                if !rated(first + k) {
+                    k += 1;
+                    continue;
+                }
                 if batch.is_unallocated() {
                     // a fresh batch (none yet, or the last one sent): it will hold about as many
                     // rows as the last full one
@@ -78,30 +93,44 @@ impl RatesSender {
                     batch = RatedBatch::with_capacity(self.dest, self.crawler, text, rows);
                 }
                 if !in_run {
-                    batch.start_host(a.host_ids[h], a.host_name(h), s.hosts.get(h).capped, k);
+                    batch.start_host(
+                        a.host_ids[h],
+                        a.host_name(h),
+                        s.hosts.get(h).capped,
+                        k as u32,
+                    );
                     in_run = true;
                 }
-                let importance = a
-                    .input_importance
-                    .get(i)
-                    .copied()
-                    .unwrap_or(a.pages.importance()[i]);
-                let at = k as usize;
-                let row = RatedRow {
-                    importance,
-                    change_rate: a.pages.change_rate()[i],
-                    complete_obs: a.pages.complete_obs()[i],
-                    crawl_rate: s.rates[i],
-                    interval_s: self.schedule.interval_s[at],
-                    last_fetch_us: p.known.last_us(i),
-                    next_fetch_us: crate::time::add_seconds_us(start_us, self.schedule.next_s[at]),
-                };
-                batch.push(a.url(h, i), row);
+                // the URLs of the pages from `k` on with a rate, up to the row that fills the batch
+                let mut j = k;
+                while j < end && rated(first + j) && batch.text_bytes() < BATCH_TEXT_BYTES {
+                    batch.push_url(a.url(h, first + j));
+                    j += 1;
+                }
+                // then their numbers, column by column
+                let pages = first + k..first + j;
+                self.next_us.clear();
+                let next_s = &self.schedule.next_s[k..j];
+                self.next_us.extend(
+                    next_s
+                        .iter()
+                        .map(|&after| crate::time::add_seconds_us(start_us, after)),
+                );
+                batch.push_numbers(RatedColumns {
+                    importance: &importance[pages.clone()],
+                    change_rate: &a.pages.change_rate()[pages.clone()],
+                    complete_obs: &a.pages.complete_obs()[pages.clone()],
+                    crawl_rate: &s.rates[pages.clone()],
+                    interval_s: &self.schedule.interval_s[k..j],
+                    last_fetch_us: p.known.last_us_of(pages),
+                    next_fetch_us: &self.next_us,
+                });
                 if batch.text_bytes() >= BATCH_TEXT_BYTES {
                     self.rows_per_batch = batch.len();
                     channel.send(std::mem::take(&mut batch));
                     in_run = false;
                 }
+                k = j;
             }
         }
         if !batch.is_empty() {

@@ -71,6 +71,12 @@ impl Known {
         self.last_us.get(i).copied().unwrap_or(NEVER)
     }
 
+    /// The last fetches of `pages` known before the night (None: none of any page).
+    #[inline]
+    pub fn last_us_of(&self, pages: std::ops::Range<usize>) -> Option<&[i64]> {
+        self.last_us.get(pages)
+    }
+
     /// Where page `i`'s clock stands (None: a new URL).
     #[inline]
     pub fn anchor(&self, i: usize) -> Option<Anchor> {

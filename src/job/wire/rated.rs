@@ -7,8 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::append::append_short;
-use crate::io::rates_out::RateRun;
+use crate::append::{append_short, extend_short};
+use crate::io::rates_out::{RateRun, NEVER_FETCHED};
 use crate::job::heap::room_bytes;
 use crate::job::url_text::{Form, Url};
 
@@ -66,6 +66,18 @@ pub struct RatedRow {
     pub interval_s: f64,
     pub last_fetch_us: i64,
     pub next_fetch_us: i64,
+}
+
+/// The numbers of rows of one host, a slice per column, all of one length.
+pub struct RatedColumns<'a> {
+    pub importance: &'a [f64],
+    pub change_rate: &'a [f64],
+    pub complete_obs: &'a [bool],
+    pub crawl_rate: &'a [f64],
+    pub interval_s: &'a [f64],
+    /// None: never fetched, every row.
+    pub last_fetch_us: Option<&'a [i64]>,
+    pub next_fetch_us: &'a [i64],
 }
 
 /// A host's run of rows in a [`RatedBatch`].
@@ -145,6 +157,22 @@ impl RatedBatch {
 
     /// Appends a row of the current host, whose URL names that host (or is whole).
     pub fn push(&mut self, url: Url<'_>, row: RatedRow) {
+        self.push_url(url);
+        self.push_numbers(RatedColumns {
+            importance: &[row.importance],
+            change_rate: &[row.change_rate],
+            complete_obs: &[row.complete_obs],
+            crawl_rate: &[row.crawl_rate],
+            interval_s: &[row.interval_s],
+            last_fetch_us: Some(&[row.last_fetch_us]),
+            next_fetch_us: &[row.next_fetch_us],
+        });
+    }
+
+    /// Appends the URL of a row of the current host, which names that host (or is whole); its
+    /// numbers follow with [`RatedBatch::push_numbers`].
+    #[inline]
+    pub fn push_url(&mut self, url: Url<'_>) {
         debug_assert!(
             url.form() == Form::Whole
                 || Some(url.parts()[1]) == self.runs.len().checked_sub(1).map(|k| self.run_host(k)),
@@ -153,13 +181,30 @@ impl RatedBatch {
         append_short(&mut self.rest_text, url.rest());
         self.rest_end.push(self.rest_text.len() as u32);
         self.form.push(url.form() as u8);
-        self.importance.push(row.importance);
-        self.change_rate.push(row.change_rate);
-        self.complete_obs.push(row.complete_obs);
-        self.crawl_rate.push(row.crawl_rate);
-        self.interval_s.push(row.interval_s);
-        self.last_fetch_us.push(row.last_fetch_us);
-        self.next_fetch_us.push(row.next_fetch_us);
+    }
+
+    /// Appends the numbers of the rows whose URLs were pushed last, as many as `columns` holds
+    /// (rows of one host in page order come as slices of its columns: copied a run at a time, not
+    /// pushed a row at a time into nine vectors).
+    pub fn push_numbers(&mut self, columns: RatedColumns<'_>) {
+        let n = columns.importance.len();
+        debug_assert_eq!(
+            self.importance.len() + n,
+            self.len(),
+            "one row of numbers a URL"
+        );
+        extend_short(&mut self.importance, columns.importance);
+        extend_short(&mut self.change_rate, columns.change_rate);
+        extend_short(&mut self.complete_obs, columns.complete_obs);
+        extend_short(&mut self.crawl_rate, columns.crawl_rate);
+        extend_short(&mut self.interval_s, columns.interval_s);
+        match columns.last_fetch_us {
+            Some(last) => extend_short(&mut self.last_fetch_us, last),
+            None => self
+                .last_fetch_us
+                .resize(self.last_fetch_us.len() + n, NEVER_FETCHED),
+        }
+        extend_short(&mut self.next_fetch_us, columns.next_fetch_us);
     }
 
     /// Rows of run `k`.
