@@ -311,4 +311,57 @@ mod tests {
         assert_eq!(b.run_host(0), b"a.example");
         assert_eq!(b.run_host(1), b"b.example");
     }
+
+    #[test]
+    fn a_run_pushed_as_columns_is_its_rows_pushed_one_by_one() {
+        // runs of every length around the short copy's (value by value up to 4, then memcpy)
+        for n in [1usize, 3, 4, 5, 9] {
+            let at = |i: usize| i as f64 + 0.25;
+            let importance: Vec<f64> = (0..n).map(at).collect();
+            let change_rate: Vec<f64> = (0..n).map(|i| at(i) / 3.0).collect();
+            let complete_obs: Vec<bool> = (0..n).map(|i| i % 2 == 0).collect();
+            let crawl_rate: Vec<f64> = (0..n).map(|i| at(i) * 7.0).collect();
+            let interval_s: Vec<f64> = (0..n).map(|i| 86_400.0 / at(i)).collect();
+            let last: Vec<i64> = (0..n as i64).map(|i| 1_000 * i - 5).collect();
+            let next: Vec<i64> = (0..n as i64).map(|i| 2_000 * i + 1).collect();
+            let rests: Vec<String> = (0..n).map(|i| format!("/p/{i}")).collect();
+            let url = |i: usize| Url::new(Form::Https, b"a.example", rests[i].as_bytes());
+            // with the last fetches known, and without (never fetched)
+            for known in [true, false] {
+                let mut by_rows = RatedBatch::default();
+                let mut by_run = RatedBatch::default();
+                for b in [&mut by_rows, &mut by_run] {
+                    b.start_host(9, "a.example", false, 2);
+                }
+                for i in 0..n {
+                    let row = RatedRow {
+                        importance: importance[i],
+                        change_rate: change_rate[i],
+                        complete_obs: complete_obs[i],
+                        crawl_rate: crawl_rate[i],
+                        interval_s: interval_s[i],
+                        last_fetch_us: if known { last[i] } else { NEVER_FETCHED },
+                        next_fetch_us: next[i],
+                    };
+                    by_rows.push(url(i), row);
+                    by_run.push_url(url(i));
+                }
+                by_run.push_numbers(RatedColumns {
+                    importance: &importance,
+                    change_rate: &change_rate,
+                    complete_obs: &complete_obs,
+                    crawl_rate: &crawl_rate,
+                    interval_s: &interval_s,
+                    last_fetch_us: known.then_some(&last[..]),
+                    next_fetch_us: &next,
+                });
+                let encoded = |b: &RatedBatch| bincode::serialize(b).unwrap();
+                assert_eq!(
+                    encoded(&by_run),
+                    encoded(&by_rows),
+                    "{n} rows, known {known}"
+                );
+            }
+        }
+    }
 }
