@@ -34,7 +34,8 @@ pub struct RateRun<'a> {
 }
 
 impl<'a> RateRun<'a> {
-    fn len(&self) -> usize {
+    /// Rows in the run.
+    pub(crate) fn len(&self) -> usize {
         self.crawl_rate.len()
     }
 

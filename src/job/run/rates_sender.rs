@@ -3,9 +3,11 @@
 
 use super::rates_partition::SlicePages;
 use super::schedule::HostSchedule;
+use super::state::NEVER;
 use super::Phases;
+use crate::io::rates_out::RateRun;
 use crate::job::channel::Shuffle;
-use crate::job::wire::rated::{RatedBatch, RatedColumns};
+use crate::job::wire::rated::RatedBatch;
 use crate::job::wire::{BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
 use crate::report::run::ScheduleCounts;
 
@@ -25,6 +27,9 @@ pub struct RatesSender {
     rows_per_batch: usize,
     /// The next fetches of the rows being pushed, microseconds since the epoch.
     next_us: Vec<i64>,
+    /// Last fetches of rows never fetched (no state before the night), as long as the longest
+    /// run pushed so far.
+    never: Vec<i64>,
 }
 
 impl RatesSender {
@@ -37,6 +42,7 @@ impl RatesSender {
             schedule: HostSchedule::default(),
             rows_per_batch: 0,
             next_us: Vec::new(),
+            never: Vec::new(),
         }
     }
 
@@ -116,13 +122,24 @@ impl RatesSender {
                         .iter()
                         .map(|&after| crate::time::add_seconds_us(start_us, after)),
                 );
-                batch.push_numbers(RatedColumns {
+                let last_fetch_us = match p.known.last_us_of(pages.clone()) {
+                    Some(last) => last,
+                    None => {
+                        if self.never.len() < j - k {
+                            self.never.resize(j - k, NEVER);
+                        }
+                        &self.never[..j - k]
+                    }
+                };
+                batch.push_numbers(&RateRun {
+                    host: a.host_name(h).as_bytes(),
+                    host_capped: s.hosts.get(h).capped,
                     importance: &importance[pages.clone()],
                     change_rate: &a.pages.change_rate()[pages.clone()],
                     complete_obs: &a.pages.complete_obs()[pages.clone()],
-                    crawl_rate: &s.rates[pages.clone()],
-                    interval_s: &self.schedule.interval_s[k..j],
-                    last_fetch_us: p.known.last_us_of(pages),
+                    crawl_rate: &s.rates[pages],
+                    fetch_interval_s: &self.schedule.interval_s[k..j],
+                    last_fetch_us,
                     next_fetch_us: &self.next_us,
                 });
                 if batch.text_bytes() >= BATCH_TEXT_BYTES {

@@ -71,7 +71,8 @@ impl Known {
         self.last_us.get(i).copied().unwrap_or(NEVER)
     }
 
-    /// The last fetches of `pages` known before the night (None: none of any page).
+    /// The last fetches of `pages` known before the night (None: there is no state, none of any
+    /// page is known).
     #[inline]
     pub fn last_us_of(&self, pages: std::ops::Range<usize>) -> Option<&[i64]> {
         self.last_us.get(pages)

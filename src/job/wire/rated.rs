@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::append::{append_short, extend_short};
-use crate::io::rates_out::{RateRun, NEVER_FETCHED};
+use crate::io::rates_out::RateRun;
 use crate::job::heap::room_bytes;
 use crate::job::url_text::{Form, Url};
 
@@ -66,18 +66,6 @@ pub struct RatedRow {
     pub interval_s: f64,
     pub last_fetch_us: i64,
     pub next_fetch_us: i64,
-}
-
-/// The numbers of rows of one host, a slice per column, all of one length.
-pub struct RatedColumns<'a> {
-    pub importance: &'a [f64],
-    pub change_rate: &'a [f64],
-    pub complete_obs: &'a [bool],
-    pub crawl_rate: &'a [f64],
-    pub interval_s: &'a [f64],
-    /// None: never fetched, every row.
-    pub last_fetch_us: Option<&'a [i64]>,
-    pub next_fetch_us: &'a [i64],
 }
 
 /// A host's run of rows in a [`RatedBatch`].
@@ -158,13 +146,16 @@ impl RatedBatch {
     /// Appends a row of the current host, whose URL names that host (or is whole).
     pub fn push(&mut self, url: Url<'_>, row: RatedRow) {
         self.push_url(url);
-        self.push_numbers(RatedColumns {
+        self.push_numbers(&RateRun {
+            // not read: the current run has them
+            host: &[],
+            host_capped: false,
             importance: &[row.importance],
             change_rate: &[row.change_rate],
             complete_obs: &[row.complete_obs],
             crawl_rate: &[row.crawl_rate],
-            interval_s: &[row.interval_s],
-            last_fetch_us: Some(&[row.last_fetch_us]),
+            fetch_interval_s: &[row.interval_s],
+            last_fetch_us: &[row.last_fetch_us],
             next_fetch_us: &[row.next_fetch_us],
         });
     }
@@ -183,28 +174,23 @@ impl RatedBatch {
         self.form.push(url.form() as u8);
     }
 
-    /// Appends the numbers of the rows whose URLs were pushed last, as many as `columns` holds
-    /// (rows of one host in page order come as slices of its columns: copied a run at a time, not
-    /// pushed a row at a time into nine vectors).
-    pub fn push_numbers(&mut self, columns: RatedColumns<'_>) {
-        let n = columns.importance.len();
+    /// Appends the numbers of `run`, rows of the current host whose URLs were pushed last (its
+    /// host and flag are not read: [`RatedBatch::start_host`] gave them): a host's rows in page
+    /// order come as slices of its columns, copied a run at a time, not pushed a row at a time
+    /// into seven vectors.
+    pub fn push_numbers(&mut self, run: &RateRun<'_>) {
         debug_assert_eq!(
-            self.importance.len() + n,
+            self.importance.len() + run.len(),
             self.len(),
             "one row of numbers a URL"
         );
-        extend_short(&mut self.importance, columns.importance);
-        extend_short(&mut self.change_rate, columns.change_rate);
-        extend_short(&mut self.complete_obs, columns.complete_obs);
-        extend_short(&mut self.crawl_rate, columns.crawl_rate);
-        extend_short(&mut self.interval_s, columns.interval_s);
-        match columns.last_fetch_us {
-            Some(last) => extend_short(&mut self.last_fetch_us, last),
-            None => self
-                .last_fetch_us
-                .resize(self.last_fetch_us.len() + n, NEVER_FETCHED),
-        }
-        extend_short(&mut self.next_fetch_us, columns.next_fetch_us);
+        extend_short(&mut self.importance, run.importance);
+        extend_short(&mut self.change_rate, run.change_rate);
+        extend_short(&mut self.complete_obs, run.complete_obs);
+        extend_short(&mut self.crawl_rate, run.crawl_rate);
+        extend_short(&mut self.interval_s, run.fetch_interval_s);
+        extend_short(&mut self.last_fetch_us, run.last_fetch_us);
+        extend_short(&mut self.next_fetch_us, run.next_fetch_us);
     }
 
     /// Rows of run `k`.
@@ -281,6 +267,7 @@ impl RatedBatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::rates_out::NEVER_FETCHED;
 
     #[test]
     fn runs_cover_their_rows_and_urls_round_trip() {
@@ -322,12 +309,14 @@ mod tests {
             let complete_obs: Vec<bool> = (0..n).map(|i| i % 2 == 0).collect();
             let crawl_rate: Vec<f64> = (0..n).map(|i| at(i) * 7.0).collect();
             let interval_s: Vec<f64> = (0..n).map(|i| 86_400.0 / at(i)).collect();
-            let last: Vec<i64> = (0..n as i64).map(|i| 1_000 * i - 5).collect();
             let next: Vec<i64> = (0..n as i64).map(|i| 2_000 * i + 1).collect();
             let rests: Vec<String> = (0..n).map(|i| format!("/p/{i}")).collect();
             let url = |i: usize| Url::new(Form::Https, b"a.example", rests[i].as_bytes());
             // with the last fetches known, and without (never fetched)
             for known in [true, false] {
+                let last: Vec<i64> = (0..n as i64)
+                    .map(|i| if known { 1_000 * i - 5 } else { NEVER_FETCHED })
+                    .collect();
                 let mut by_rows = RatedBatch::default();
                 let mut by_run = RatedBatch::default();
                 for b in [&mut by_rows, &mut by_run] {
@@ -340,19 +329,21 @@ mod tests {
                         complete_obs: complete_obs[i],
                         crawl_rate: crawl_rate[i],
                         interval_s: interval_s[i],
-                        last_fetch_us: if known { last[i] } else { NEVER_FETCHED },
+                        last_fetch_us: last[i],
                         next_fetch_us: next[i],
                     };
                     by_rows.push(url(i), row);
                     by_run.push_url(url(i));
                 }
-                by_run.push_numbers(RatedColumns {
+                by_run.push_numbers(&RateRun {
+                    host: b"a.example",
+                    host_capped: false,
                     importance: &importance,
                     change_rate: &change_rate,
                     complete_obs: &complete_obs,
                     crawl_rate: &crawl_rate,
-                    interval_s: &interval_s,
-                    last_fetch_us: known.then_some(&last[..]),
+                    fetch_interval_s: &interval_s,
+                    last_fetch_us: &last,
                     next_fetch_us: &next,
                 });
                 let encoded = |b: &RatedBatch| bincode::serialize(b).unwrap();
