@@ -4,7 +4,8 @@
 use std::cmp::Ordering;
 
 use revisit_core::reduce::{AllReduce, Combine};
-use revisit_core::schedule::assign::{assign as assign_hosts, imbalance, placement_order};
+use revisit_core::schedule::assign::{assign_with_first_choices, imbalance, placement_order};
+use revisit_core::schedule::rendezvous::Rendezvous;
 use serde::{Deserialize, Serialize};
 
 use super::solve::Solved;
@@ -37,8 +38,9 @@ pub fn assign(
 ) -> Assigned {
     // this worker's hosts in the order the assignment places them; every worker's, merged
     let local = in_placement_order(&arranged.host_keys, &solved.solution.budgets);
-    let all_hosts = reducer.all_reduce(HostLoads::of(&local)).0;
-    let assignment = assign_hosts(&all_hosts, plan.crawlers);
+    let all = reducer.all_reduce(HostLoads::of(&local, plan.crawlers));
+    let all_hosts = all.hosts;
+    let assignment = assign_with_first_choices(&all_hosts, &all.first, plan.crawlers);
     let load_ratio = imbalance(&all_hosts, &assignment, plan.crawlers);
     let largest_host = all_hosts.iter().map(|h| h.1).fold(0.0, f64::max);
     let crawler_of = local_crawlers(&local, &all_hosts, &assignment);
@@ -99,15 +101,26 @@ fn local_crawlers(local: &[LocalHost], all: &[(u64, f64)], assignment: &[u32]) -
 }
 
 /// Hosts' (key, budget) in [`placement_order`] (equal only for hosts whose 64-bit keys and
-/// budgets both agree, interchangeable to the assignment): each worker sorts its own, and
-/// combining merges, so no worker sorts every host.
+/// budgets both agree, interchangeable to the assignment), and each one's first choice of
+/// crawler ([`Rendezvous::first_choice`]): each worker sorts and scores its own, and combining
+/// merges, so no worker sorts or scores every host.
 #[derive(Clone, Default, Serialize, Deserialize)]
-struct HostLoads(Vec<(u64, f64)>);
+struct HostLoads {
+    hosts: Vec<(u64, f64)>,
+    first: Vec<u32>,
+}
 
 impl HostLoads {
-    /// This worker's hosts, already in placement order.
-    fn of(local: &[LocalHost]) -> Self {
-        HostLoads(local.iter().map(|&(h, _)| h).collect())
+    /// This worker's hosts, already in placement order, among `crawlers`.
+    fn of(local: &[LocalHost], crawlers: u32) -> Self {
+        let rendezvous = Rendezvous::new(crawlers);
+        HostLoads {
+            hosts: local.iter().map(|&(h, _)| h).collect(),
+            first: local
+                .iter()
+                .map(|&(h, _)| rendezvous.first_choice(h.0))
+                .collect(),
+        }
     }
 
     #[inline]
@@ -118,19 +131,24 @@ impl HostLoads {
 
 impl Combine for HostLoads {
     fn combine(&mut self, o: Self) {
-        let (a, b) = (&self.0, &o.0);
-        let mut merged = Vec::with_capacity(a.len() + b.len());
+        let (a, b) = (&self.hosts, &o.hosts);
+        let (fa, fb) = (&self.first, &o.first);
+        let mut hosts = Vec::with_capacity(a.len() + b.len());
+        let mut first = Vec::with_capacity(a.len() + b.len());
         let (mut i, mut j) = (0, 0);
         // one comparison and one push a host, without a branch on which side gave it
         while i < a.len() && j < b.len() {
             let from_b = Self::order(b[j]) < Self::order(a[i]);
-            merged.push(if from_b { b[j] } else { a[i] });
+            hosts.push(if from_b { b[j] } else { a[i] });
+            first.push(if from_b { fb[j] } else { fa[i] });
             j += from_b as usize;
             i += !from_b as usize;
         }
-        merged.extend_from_slice(&a[i..]);
-        merged.extend_from_slice(&b[j..]);
-        self.0 = merged;
+        hosts.extend_from_slice(&a[i..]);
+        hosts.extend_from_slice(&b[j..]);
+        first.extend_from_slice(&fa[i..]);
+        first.extend_from_slice(&fb[j..]);
+        *self = HostLoads { hosts, first };
     }
 }
 
@@ -158,12 +176,13 @@ mod tests {
 
     #[test]
     fn combined_loads_are_every_host_sorted_in_any_order_of_workers() {
+        const CRAWLERS: u32 = 7;
         let worker = |k: u64| {
             let keys: Vec<u64> = (0..40).map(|i| (i * 7919 + k * 31) % 97).collect();
             let budgets: Vec<f64> = keys.iter().map(|&x| (x % 5) as f64).collect();
-            HostLoads::of(&in_placement_order(&keys, &budgets))
+            HostLoads::of(&in_placement_order(&keys, &budgets), CRAWLERS)
         };
-        let mut all: Vec<(u64, f64)> = (0..3).flat_map(|k| worker(k).0).collect();
+        let mut all: Vec<(u64, f64)> = (0..3).flat_map(|k| worker(k).hosts).collect();
         all.sort_by_key(|&h| HostLoads::order(h));
         for order in [[0, 1, 2], [2, 0, 1], [1, 2, 0]] {
             let mut total = worker(order[0]);
@@ -171,7 +190,11 @@ mod tests {
             total.combine(worker(order[2]));
             let bits =
                 |v: &[(u64, f64)]| v.iter().map(|&h| HostLoads::order(h)).collect::<Vec<_>>();
-            assert_eq!(bits(&total.0), bits(&all));
+            assert_eq!(bits(&total.hosts), bits(&all));
+            // each host's first choice travelled with it
+            let rendezvous = Rendezvous::new(CRAWLERS);
+            let first: Vec<u32> = all.iter().map(|h| rendezvous.first_choice(h.0)).collect();
+            assert_eq!(total.first, first);
         }
     }
 }

@@ -1,34 +1,55 @@
 //! Hosts to crawlers: balanced loads, and sticky from night to night.
 //!
-//! Rendezvous (highest-random-weight) hashing gives every host a preference order over crawlers that
-//! depends only on the host and the crawler, so a host keeps its crawler when other hosts come or go.
+//! Rendezvous (highest-random-weight) hashing ([`Rendezvous`]) gives every host a preference order
+//! over crawlers that depends only on the host and the crawler, so a host keeps its crawler when
+//! other hosts come or go.
 //! Pure HRW balances host counts, not loads: a few capped giants would dominate. So hosts are placed
 //! heaviest first, each on its most preferred crawler that stays within (1 + slack) x the mean load
 //! ("consistent hashing with bounded loads", Mirrokni, Thorup, Zadimoghaddam 2018), falling back to
 //! the least loaded crawler when none has room. Heavy hosts fill the crawlers first and the long tail
 //! of light hosts evens them out.
 
-use xxhash_rust::xxh3::xxh3_64_with_seed;
-
+use super::rendezvous::Rendezvous;
 use crate::exact_sum::ExactSum;
 
 /// Slack over the mean load a crawler may take before a host goes to its next choice.
 pub const LOAD_SLACK: f64 = 0.01;
 
-/// The rendezvous score of `host_key` on `crawler` (higher is preferred).
-#[inline]
-fn score(host_key: u64, crawler: u32) -> u64 {
-    xxh3_64_with_seed(&host_key.to_le_bytes(), 0x5EED_C4A7 ^ crawler as u64)
-}
-
 /// Assigns each host `(key, load)` to one of `crawlers`; returns the crawler of each host, in input
 /// order. Deterministic: depends on the set of hosts, not on their order. Hosts given in
 /// [`placement_order`] already are placed without a sort.
 pub fn assign(hosts: &[(u64, f64)], crawlers: u32) -> Vec<u32> {
+    let rendezvous = Rendezvous::new(crawlers);
+    assign_with(hosts, &rendezvous, |i| rendezvous.first_choice(hosts[i].0))
+}
+
+/// [`assign`], given each host's first choice of crawler (`first[i]`, of `hosts[i]`, as
+/// [`Rendezvous::first_choice`] gives it): the greedy then scores a host's crawlers only when its
+/// first choice is full. So workers each score their own hosts once, and the greedy, which every
+/// worker runs on all hosts, skips the scores of most.
+pub fn assign_with_first_choices(hosts: &[(u64, f64)], first: &[u32], crawlers: u32) -> Vec<u32> {
+    assert_eq!(first.len(), hosts.len(), "a first choice for every host");
+    let rendezvous = Rendezvous::new(crawlers);
+    debug_assert!(hosts
+        .iter()
+        .zip(first)
+        .all(|(h, &f)| f == rendezvous.first_choice(h.0)));
+    assign_with(hosts, &rendezvous, |i| first[i])
+}
+
+/// The greedy on the crawlers of `rendezvous`, with the first choice of the host at each index
+/// from `first`.
+fn assign_with(
+    hosts: &[(u64, f64)],
+    rendezvous: &Rendezvous,
+    first: impl Fn(usize) -> u32,
+) -> Vec<u32> {
+    let crawlers = rendezvous.crawlers();
     assert!(crawlers > 0, "at least one crawler");
     // exact: a rounded sum would depend on the order the hosts come in
     let total = hosts.iter().map(|h| h.1).collect::<ExactSum>().value();
     let mut placer = Placer {
+        rendezvous,
         load: vec![0.0; crawlers as usize],
         limit: (1.0 + LOAD_SLACK) * total / crawlers as f64,
     };
@@ -39,8 +60,8 @@ pub fn assign(hosts: &[(u64, f64)], crawlers: u32) -> Vec<u32> {
     if in_order {
         // hosts equal in both load and key are interchangeable, so this is the order a sort
         // would give; no copy of the hosts (at 3.1M hosts, 75 MB of fresh memory a worker)
-        for (crawler, &(key, w)) in out.iter_mut().zip(hosts) {
-            *crawler = placer.place(key, w);
+        for (i, (crawler, &(key, w))) in out.iter_mut().zip(hosts).enumerate() {
+            *crawler = placer.place(key, w, first(i));
         }
         return out;
     }
@@ -55,30 +76,38 @@ pub fn assign(hosts: &[(u64, f64)], crawlers: u32) -> Vec<u32> {
     // hosts equal in both load and key are interchangeable: an unstable sort gives the same answer
     order.sort_unstable();
     for (heavy, key, i) in order {
-        out[i as usize] = placer.place(key, load_of(heavy));
+        out[i as usize] = placer.place(key, load_of(heavy), first(i as usize));
     }
     out
 }
 
-/// The greedy's state: each crawler's load so far, and the most a crawler may take.
-struct Placer {
+/// The greedy's state: the crawlers' scores, each crawler's load so far, and the most a crawler
+/// may take.
+struct Placer<'a> {
+    rendezvous: &'a Rendezvous,
     load: Vec<f64>,
     limit: f64,
 }
 
-impl Placer {
-    /// Places a host of `key` and load `w`: on its most preferred crawler with room, else on the
-    /// least loaded; returns the crawler.
+impl Placer<'_> {
+    /// Places a host of `key`, load `w` and first choice `first`: on its most preferred crawler
+    /// with room, else on the least loaded; returns the crawler.
     #[inline]
-    fn place(&mut self, key: u64, w: f64) -> u32 {
-        // The most preferred crawler with room (the greatest score among them), without ranking
-        // all: toward the end most crawlers are full, and sorting each host's ranking took as long
-        // as the rest of the loop (3.1M hosts, 10 crawlers).
-        let preferred = (0..self.load.len() as u32)
-            .filter(|&c| self.load[c as usize] + w <= self.limit)
-            .map(|c| (score(key, c), c))
-            .max();
-        let chosen = preferred.map_or_else(|| least_loaded(&self.load), |(_, c)| c);
+    fn place(&mut self, key: u64, w: f64, first: u32) -> u32 {
+        // The first choice, when it has room, is the most preferred crawler with room. It has for
+        // most hosts: 78% of the host-heavy 10M set's, 53% of its 1M set's (crawlers fill up
+        // toward the end, with the long tail of light hosts).
+        let chosen = if self.load[first as usize] + w <= self.limit {
+            first
+        } else {
+            // The most preferred crawler with room, without ranking all: sorting each host's
+            // ranking took as long as the rest of the loop (3.1M hosts, 10 crawlers).
+            let (load, limit) = (&self.load, self.limit);
+            let room = |c: u32| load[c as usize] + w <= limit;
+            self.rendezvous
+                .first_choice_among(key, room)
+                .unwrap_or_else(|| least_loaded(load))
+        };
         self.load[chosen as usize] += w;
         chosen
     }
@@ -146,6 +175,9 @@ mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
     use rand_distr::{Distribution, Zipf};
+    use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+    use crate::schedule::rendezvous::SEED;
 
     /// Web-like host loads: Zipf(1) sizes, capped at a politeness limit.
     fn web_hosts(n: usize, seed: u64) -> Vec<(u64, f64)> {
@@ -202,7 +234,9 @@ mod tests {
         let mut out = vec![0u32; hosts.len()];
         for i in order {
             let (key, w) = hosts[i];
-            let mut prefs: Vec<(u64, u32)> = (0..crawlers).map(|c| (score(key, c), c)).collect();
+            let mut prefs: Vec<(u64, u32)> = (0..crawlers)
+                .map(|c| (xxh3_64_with_seed(&key.to_le_bytes(), SEED ^ c as u64), c))
+                .collect();
             prefs.sort_by(|a, b| b.cmp(a));
             let chosen = prefs
                 .iter()
@@ -260,6 +294,34 @@ mod tests {
                 let web = web_hosts(n, n as u64);
                 assert_eq!(assign(&web, crawlers), assign_by_index(&web, crawlers));
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// A host goes to its first choice when that has room, and the greedy scores the others
+        /// only when not: each host placed as ranking every crawler does, in any order, with the
+        /// first choices computed inside or given. Loads drawn from few hosts against many
+        /// crawlers, so that crawlers fill up early, and near-equal, so that room is decided in
+        /// the last bit.
+        #[test]
+        fn the_first_choice_with_room_is_where_ranking_every_crawler_places_a_host(
+            loads in proptest::collection::vec((0u64..40, 0u32..6), 1..60),
+            crawlers in 1u32..12,
+            sorted in proptest::bool::ANY,
+        ) {
+            let mut hosts: Vec<(u64, f64)> = loads
+                .iter()
+                .map(|&(key, w)| (key, [1.0, 1.0 + f64::EPSILON, 3.0, 0.1, 0.2, 0.3][w as usize]))
+                .collect();
+            if sorted {
+                hosts.sort_by_key(|h| placement_order(h.0, h.1));
+            }
+            let placed = assign(&hosts, crawlers);
+            proptest::prop_assert_eq!(&placed, &assign_by_index(&hosts, crawlers));
+            let r = Rendezvous::new(crawlers);
+            let first: Vec<u32> = hosts.iter().map(|h| r.first_choice(h.0)).collect();
+            let given = assign_with_first_choices(&hosts, &first, crawlers);
+            proptest::prop_assert_eq!(&placed, &given);
         }
     }
 

@@ -8,6 +8,7 @@ pub mod evaluate;
 pub mod greedy;
 pub mod interval;
 pub mod night;
+pub mod rendezvous;
 pub mod simulate;
 pub mod timetable;
 pub mod visits;
