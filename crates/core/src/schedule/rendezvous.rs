@@ -43,8 +43,7 @@ impl Rendezvous {
     /// The score of host `key` on `crawler` (higher is preferred).
     #[inline]
     pub fn score(&self, key: u64, crawler: u32) -> u64 {
-        // XXH3 reads an 8-byte input as its two little-endian halves, swapped
-        strong_avalanche(key.rotate_left(32) ^ self.flips[crawler as usize])
+        strong_avalanche(input(key) ^ self.flips[crawler as usize])
     }
 
     /// The crawler host `key` prefers above all others: of its greatest score (ties, which
@@ -58,7 +57,7 @@ impl Rendezvous {
     /// None when none is.
     #[inline]
     pub fn first_choice_among(&self, key: u64, allowed: impl Fn(u32) -> bool) -> Option<u32> {
-        let x = key.rotate_left(32);
+        let x = input(key);
         let (mut best, mut first) = (0, None);
         // a score and two conditional moves a crawler, on the flips in place, whether allowed or
         // not: as a `max_by_key` over the crawlers' numbers (a bounds check, a branch on the
@@ -71,6 +70,12 @@ impl Rendezvous {
         }
         first
     }
+}
+
+/// The word XXH3 reads an 8-byte input as: its two little-endian halves, swapped.
+#[inline(always)]
+fn input(key: u64) -> u64 {
+    key.rotate_left(32)
 }
 
 /// XXH3's final mix of an input of 8 bytes.
