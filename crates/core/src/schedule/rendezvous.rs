@@ -40,10 +40,11 @@ impl Rendezvous {
         self.flips.len() as u32
     }
 
-    /// The score of host `key` on `crawler` (higher is preferred).
-    #[inline]
-    pub fn score(&self, key: u64, crawler: u32) -> u64 {
-        strong_avalanche(input(key) ^ self.flips[crawler as usize])
+    /// The score of host `key` on `crawler` (higher is preferred): what the tests hold to the
+    /// crate's.
+    #[cfg(test)]
+    fn score(&self, key: u64, crawler: u32) -> u64 {
+        score_of(input(key), self.flips[crawler as usize])
     }
 
     /// The crawler host `key` prefers above all others: of its greatest score (ties, which
@@ -63,7 +64,7 @@ impl Rendezvous {
         // not: as a `max_by_key` over the crawlers' numbers (a bounds check, a branch on the
         // crawler's room, and a two-part comparison each) this took twice as long
         for (c, &flip) in self.flips.iter().enumerate() {
-            let s = strong_avalanche(x ^ flip);
+            let s = score_of(x, flip);
             let better = allowed(c as u32) & (s >= best);
             best = if better { s } else { best };
             first = if better { Some(c as u32) } else { first };
@@ -76,6 +77,12 @@ impl Rendezvous {
 #[inline(always)]
 fn input(key: u64) -> u64 {
     key.rotate_left(32)
+}
+
+/// The score of a key whose input word is `x` on the crawler whose mixed seed is `flip`.
+#[inline(always)]
+fn score_of(x: u64, flip: u64) -> u64 {
+    strong_avalanche(x ^ flip)
 }
 
 /// XXH3's final mix of an input of 8 bytes.
