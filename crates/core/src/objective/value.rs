@@ -111,10 +111,26 @@ impl PolicyValue {
     pub fn cost_of(&self, objective: Objective) -> Option<f64> {
         match objective {
             Objective::Harmonic => self.harmonic_cost(),
-            Objective::Binary => Some(self.binary_cost()),
-            Objective::BinaryFixed => Some(self.fixed_interval_cost()),
+            _ => self.exact_cost_of(objective).map(ExactSum::value),
+        }
+    }
+
+    /// The exact sum of the cost `objective` minimises, where it is one of the measures: the
+    /// objective's response costs every page as the measure does (harmonic, binary and
+    /// binary-fixed; [`super::Response::of`] with the page's own observability). None for the
+    /// others.
+    pub fn exact_cost_of(&self, objective: Objective) -> Option<&ExactSum> {
+        match objective {
+            Objective::Harmonic => Some(&self.harmonic),
+            Objective::Binary => Some(&self.binary),
+            Objective::BinaryFixed => Some(&self.fixed_interval),
             _ => None,
         }
+    }
+
+    /// Whether the cost `objective` minimises is one of the measures ([`PolicyValue::exact_cost_of`]).
+    pub fn measures(objective: Objective) -> bool {
+        PolicyValue::default().exact_cost_of(objective).is_some()
     }
 }
 

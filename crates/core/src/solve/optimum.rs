@@ -179,18 +179,29 @@ pub fn value_at(problem: &Problem, priced: &Priced) -> PolicyValue {
 /// What rates (one per page of `problem`) are worth: every measure, each page by its own
 /// observability, and the problem's own objective as a cost ([`crate::objective::Response::cost`]);
 /// both summed per host in page order, then exactly.
+///
+/// Where the objective's cost is one of the measures (harmonic, binary, binary-fixed: each page's
+/// response costs it as the measure does, [`PolicyValue::exact_cost_of`]), it is that measure's
+/// sum, not a second cost a page: for the harmonic objective a second logarithm, a fifth of the
+/// pass.
 pub fn value_of_rates(problem: &Problem, rates: &[f64]) -> (PolicyValue, ExactSum) {
     let complete_obs = problem.pages().complete_obs();
+    let measured = PolicyValue::measures(problem.objective());
     let (mut value, mut objective) = (PolicyValue::default(), ExactSum::default());
     for h in 0..problem.hosts() {
         let (mut host, mut host_objective) = (HostValue::default(), 0.0);
         for i in problem.host_pages(h) {
             let (page, rate) = (problem.page(i), rates[i]);
             host.add(page, rate, complete_obs[i]);
-            host_objective += problem.response(i).cost(page, rate);
+            if !measured {
+                host_objective += problem.response(i).cost(page, rate);
+            }
         }
         value.add_host(&host);
         objective.add(host_objective);
+    }
+    if let Some(cost) = value.exact_cost_of(problem.objective()) {
+        objective = cost.clone();
     }
     (value, objective)
 }
@@ -281,5 +292,57 @@ impl Combine for PointTotals {
     fn combine(&mut self, o: Self) {
         self.value.combine(o.value);
         self.hosts_capped += o.hosts_capped;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::objective::{Objective, Response};
+    use crate::solve::PagesBuilder;
+    use crate::units::PerDay;
+
+    proptest! {
+        /// The objective's cost of any rates is every page's own response cost, summed per host
+        /// in page order then exactly, to the last bit, for every objective; and the measures
+        /// are each page's figures summed the same way (rates of zero, starved pages, complete
+        /// observations included).
+        #[test]
+        fn the_objective_is_each_pages_cost_and_the_measures_each_pages_figures(
+            pages in prop::collection::vec(
+                (1e-3..1e3f64, prop::sample::select(vec![0.0, 1e-4, 0.3, 7.0, 1e3]), 0..5usize, any::<bool>(),
+                 prop::sample::select(vec![0.0, 1e-9, 0.05, 1.0, 40.0])),
+                1..40),
+        ) {
+            let mut b = PagesBuilder::new();
+            let mut rates = Vec::new();
+            for h in 0..5 {
+                let members: Vec<_> = pages.iter().filter(|p| p.2 == h).collect();
+                if !members.is_empty() {
+                    b.push_host(PerDay(f64::INFINITY), members.iter().map(|p| (p.0, p.1, p.3)));
+                    rates.extend(members.iter().map(|p| p.4));
+                }
+            }
+            let built = b.build().unwrap();
+            for objective in Objective::ALL {
+                let problem = Problem::new(&built, objective, 1.0).unwrap();
+                let (value, cost) = value_of_rates(&problem, &rates);
+                let (mut want_value, mut want_cost) = (PolicyValue::default(), ExactSum::new());
+                for h in 0..problem.hosts() {
+                    let (mut host, mut host_cost) = (HostValue::default(), 0.0);
+                    for i in problem.host_pages(h) {
+                        let (page, complete) = (problem.page(i), built.complete_obs()[i]);
+                        host.add(page, rates[i], complete);
+                        host_cost += Response::of(objective, complete).cost(page, rates[i]);
+                    }
+                    want_value.add_host(&host);
+                    want_cost.add(host_cost);
+                }
+                prop_assert_eq!(&cost, &want_cost, "{:?}", objective);
+                prop_assert_eq!(value.figures(), want_value.figures(), "{:?}", objective);
+            }
+        }
     }
 }
