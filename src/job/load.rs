@@ -18,6 +18,7 @@ use super::progress::Progress;
 use super::route::ByHost;
 use super::routing;
 use super::row_sender::{Destinations, RowSender};
+use super::share::UnitQueue;
 use super::url_dedupe;
 use super::wire::claims::{self, ClaimBatch, LoserBatch};
 use super::wire::rows::RowBatch;
@@ -110,6 +111,7 @@ impl LoadChannels {
 pub fn load(
     reducer: &mut Reducer<'_>,
     channels: &mut LoadChannels,
+    units_queue: &UnitQueue,
     plan: &PagesPlan,
     progress: &Progress,
 ) -> Result<Loaded> {
@@ -183,9 +185,9 @@ pub fn load(
     );
     let mut rejected: Vec<Rejected> = Vec::new();
     let mut status = ReadStatus::default();
-    let mine: Vec<usize> = (index..units.len()).step_by(peers).collect();
-    let mut phase = progress.phase(mine.len() as u64, "reading");
-    for &u in &mine {
+    // the units are taken as the workers ask (`UnitQueue`); the lead shows its process's count
+    let mut phase = progress.lead_phase(units_queue.of_process(units.len()) as u64, "reading");
+    while let Some(u) = units_queue.take(units.len()) {
         let unit = units[u];
         let result = pages::read_unit(
             &page_files[unit.file as usize],
@@ -206,12 +208,16 @@ pub fn load(
             }
         }
         reducer.worker.step(); // let batches flow while we read
-        phase.inc(1);
+        phase.reach(units_queue.read_one() as u64);
     }
-    phase.finish();
     sender.finish();
     let read_done = Moment::now();
     let received = pages_channel.finish_round(reducer.worker);
+    // every worker has read its last unit once the round is over (the lead may not have read it)
+    if status.error.is_none() {
+        phase.reach(units_queue.of_process(units.len()) as u64);
+    }
+    phase.finish();
     // Rows that repeat a URL under another host: judged at the URL's own host's worker, told to
     // the row's.
     let judged = channels.claims.finish_round(reducer.worker);

@@ -23,6 +23,7 @@ pub mod route;
 mod routing;
 mod row_sender;
 pub mod run;
+pub mod share;
 pub mod sweep;
 mod url_dedupe;
 pub mod url_text;
@@ -40,6 +41,7 @@ use crate::report::evaluate::Report;
 use crate::report::run::Summary;
 use crate::report::sweep::SweepSummary;
 use mesh::Mesh;
+use share::ProcessShare;
 
 /// Runs `plan` in this process (one of the cluster's); returns the summary on process 0.
 ///
@@ -79,8 +81,8 @@ pub fn run(plan: RunPlan) -> Result<Option<Summary>> {
         )?;
         (mesh.token.clone(), Some(mesh))
     };
-    let result = execute(&cluster, mesh, true, move |worker| {
-        run::worker(worker, &plan, &run_id)
+    let result = execute(&cluster, mesh, true, move |worker, share| {
+        run::worker(worker, share, &plan, &run_id)
     });
     drop(lock); // held until the outcome is known everywhere
     result
@@ -94,8 +96,8 @@ pub fn sweep(plan: SweepJob) -> Result<Option<SweepSummary>> {
         (p.cluster.process, p.quiet) = (0, false);
         format!("{p:?}")
     })?;
-    execute(&cluster, mesh, false, move |worker| {
-        sweep::worker(worker, &plan)
+    execute(&cluster, mesh, false, move |worker, share| {
+        sweep::worker(worker, share, &plan)
     })
 }
 
@@ -107,8 +109,8 @@ pub fn evaluate(plan: EvaluatePlan) -> Result<Option<Report>> {
         (p.cluster.process, p.quiet) = (0, false);
         format!("{p:?}")
     })?;
-    execute(&cluster, mesh, false, move |worker| {
-        evaluate::worker(worker, &plan)
+    execute(&cluster, mesh, false, move |worker, share| {
+        evaluate::worker(worker, share, &plan)
     })
 }
 
@@ -128,17 +130,21 @@ fn connect(
     Ok(Some(mesh))
 }
 
-/// Starts the workers of this process and runs `program` on each; returns the lead's result
-/// (process 0), or the first error of any worker. On a cluster, the control plane watches the
+/// Starts the workers of this process and runs `program` on each, with what they share; returns
+/// the lead's result (process 0), or the first error of any worker. On a cluster, the control plane watches the
 /// other processes meanwhile; with `outcome`, the others then wait for the lead's (publication).
 fn execute<T: Send + 'static>(
     cluster: &Cluster,
     mesh: Option<Mesh>,
     outcome: bool,
-    program: impl Fn(&mut timely::worker::Worker) -> Result<Option<T>> + Send + Sync + 'static,
+    program: impl Fn(&mut timely::worker::Worker, &ProcessShare) -> Result<Option<T>>
+        + Send
+        + Sync
+        + 'static,
 ) -> Result<Option<T>> {
+    let share = ProcessShare::new(cluster.process, cluster.processes());
     let program = move |worker: &mut timely::worker::Worker| {
-        let result = program(worker).map_err(|e| format!("{e:#}"));
+        let result = program(worker, &share).map_err(|e| format!("{e:#}"));
         control::worker_returned();
         result
     };

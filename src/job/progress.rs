@@ -54,8 +54,19 @@ impl Progress {
 
     /// A phase of `len` steps of this worker's, called `what` ("reading row groups").
     pub fn phase(&self, len: u64, what: &str) -> Phase {
+        self.phase_shown(self.show, len, what)
+    }
+
+    /// A phase of `len` steps that the workers of the lead's process share, shown by the lead only
+    /// (its steps are counted with [`Phase::reach`]).
+    pub fn lead_phase(&self, len: u64, what: &str) -> Phase {
+        let lead = Progress { peers: 1, ..*self };
+        lead.phase_shown(self.show && self.worker == 0, len, what)
+    }
+
+    fn phase_shown(&self, show: bool, len: u64, what: &str) -> Phase {
         let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
-        let bar = (self.show && terminal && len > 0).then(|| {
+        let bar = (show && terminal && len > 0).then(|| {
             let bar = bars().add(ProgressBar::new(len));
             if let Ok(style) = ProgressStyle::with_template(
                 "[revisit] {prefix}{msg} {bar:30} {percent:>3}% {pos}/{len} ({eta})",
@@ -70,7 +81,7 @@ impl Progress {
             progress: *self,
             what: what.to_owned(),
             bar,
-            lines: self.show && !terminal,
+            lines: show && !terminal,
             len,
             done: 0,
             quarters: 0,
@@ -139,6 +150,14 @@ impl Phase {
         }
     }
 
+    /// `done` steps done in all (steps counted elsewhere, as the workers sharing a phase do; a
+    /// count below the last one seen changes nothing).
+    pub fn reach(&mut self, done: u64) {
+        if done > self.done {
+            self.inc(done - self.done);
+        }
+    }
+
     /// The phase is over (the bar is cleared).
     pub fn finish(self) {
         if let Some(bar) = &self.bar {
@@ -163,5 +182,22 @@ mod tests {
         phase.finish();
         let quiet = Progress::of_worker(false, 0, 1, Instant::now()).phase(3, "x");
         assert!(!quiet.lines && quiet.bar.is_none());
+    }
+
+    #[test]
+    fn a_shared_phase_is_shown_by_the_lead_alone_and_counts_what_all_reached() {
+        let started = Instant::now();
+        let other = Progress::of_worker(true, 1, 2, started).lead_phase(8, "reading");
+        assert!(!other.lines && other.bar.is_none());
+        let mut lead = Progress::of_worker(true, 0, 2, started).lead_phase(8, "reading");
+        assert!(lead.lines);
+        // the other worker read units 1 and 3, the lead units 2 and 4 in between
+        lead.reach(2);
+        lead.reach(4);
+        assert_eq!((lead.done, lead.quarters), (4, 2));
+        lead.reach(3);
+        assert_eq!(lead.done, 4, "a count below the last changes nothing");
+        lead.reach(8);
+        assert_eq!((lead.done, lead.quarters), (8, 4));
     }
 }

@@ -15,6 +15,7 @@ use super::channel::Reducer;
 use super::identity;
 use super::load::{load, LoadChannels};
 use super::progress::Progress;
+use super::share::ProcessShare;
 use crate::io::manifest::{FileEntry, Manifest};
 use crate::io::{plot, publish, schema, sweep_table};
 use crate::plan::sweep::SweepJob;
@@ -24,7 +25,11 @@ use crate::report::rows::{by_reason, DefaultsUsed};
 use crate::report::sweep::{SweepSeconds, SweepSummary};
 
 /// Runs worker `worker`'s share of a sweep; worker 0 writes the files and returns the summary.
-pub fn worker(worker: &mut Worker, plan: &SweepJob) -> Result<Option<SweepSummary>> {
+pub fn worker(
+    worker: &mut Worker,
+    share: &ProcessShare,
+    plan: &SweepJob,
+) -> Result<Option<SweepSummary>> {
     let started = Instant::now();
     let lead = worker.index() == 0;
     let peers = worker.peers();
@@ -33,7 +38,14 @@ pub fn worker(worker: &mut Worker, plan: &SweepJob) -> Result<Option<SweepSummar
     let mut pages_channel = LoadChannels::new(worker);
     let mut reducer = Reducer::new(worker);
     let identity = identity::agree(&mut reducer);
-    let loaded = load(&mut reducer, &mut pages_channel, &plan.pages, &progress)?;
+    let units = &share.pages;
+    let loaded = load(
+        &mut reducer,
+        &mut pages_channel,
+        units,
+        &plan.pages,
+        &progress,
+    )?;
     let load_done = Instant::now();
     let pages = &loaded.arranged.pages;
     let mut importance = ExactSum::new();

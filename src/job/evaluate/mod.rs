@@ -15,17 +15,25 @@ use timely::worker::Worker;
 use super::channel::Reducer;
 use super::progress::Progress;
 pub(crate) use super::route::{route_keyed, KeyedMessage};
+use super::share::ProcessShare;
 use crate::plan::evaluate::{EvaluatePlan, Table, OBJECTIVES};
 use crate::report::evaluate::{FetchTimeReport, OptimumGap, Report};
 
 /// Runs worker `worker`'s share of `plan`; worker 0 returns the report.
-pub fn worker(worker: &mut Worker, plan: &EvaluatePlan) -> Result<Option<Report>> {
+pub fn worker(
+    worker: &mut Worker,
+    share: &ProcessShare,
+    plan: &EvaluatePlan,
+) -> Result<Option<Report>> {
     match &plan.table {
-        Table::Rates(specs) => rates::worker(worker, plan, specs).map(|r| r.map(Report::Rates)),
+        Table::Rates(specs) => {
+            rates::worker(worker, share, plan, specs).map(|r| r.map(Report::Rates))
+        }
         Table::Visits {
             files,
             horizon_source,
-        } => visits::worker(worker, plan, files, *horizon_source).map(|r| r.map(Report::Visits)),
+        } => visits::worker(worker, share, plan, files, *horizon_source)
+            .map(|r| r.map(Report::Visits)),
     }
 }
 

@@ -17,6 +17,7 @@ use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
 use crate::job::load::{load, LoadChannels};
 use crate::job::progress::Progress;
+use crate::job::share::ProcessShare;
 use crate::plan::evaluate::EvaluatePlan;
 use crate::report::evaluate::Evaluation;
 use crate::report::provenance::{InputFile, Provenance};
@@ -26,6 +27,7 @@ use crate::report::TotalSeconds;
 /// Runs worker `worker`'s share of a rates evaluation; worker 0 returns the report.
 pub fn worker(
     worker: &mut Worker,
+    share: &ProcessShare,
     plan: &EvaluatePlan,
     specs: &[String],
 ) -> Result<Option<Evaluation>> {
@@ -38,7 +40,14 @@ pub fn worker(
     let identity = crate::job::identity::agree(&mut reducer);
     // Every worker opens the rates files first: a bad one fails everywhere before any data moves.
     let rate_files = rates_in::open_all(&inputs::expand(specs)?)?;
-    let loaded = load(&mut reducer, &mut pages_channel, &plan.pages, &progress)?;
+    let units = &share.pages;
+    let loaded = load(
+        &mut reducer,
+        &mut pages_channel,
+        units,
+        &plan.pages,
+        &progress,
+    )?;
 
     // Read my units of the rates table; send each (url key, rate) to its host's worker.
     let units = rates_in::units(&rate_files);

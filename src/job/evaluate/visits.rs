@@ -30,6 +30,7 @@ use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
 use crate::job::load::{load, LoadChannels};
 use crate::job::progress::Progress;
+use crate::job::share::ProcessShare;
 use crate::plan::evaluate::{EvaluatePlan, MonteCarloPlan, OBJECTIVES};
 use crate::report::evaluate::{worse, ImpoliteHost, MonteCarlo, VisitsEvaluation, VisitsReport};
 use crate::report::provenance::{InputFile, Provenance};
@@ -43,6 +44,7 @@ const POLITENESS_TOLERANCE_S: f64 = 1e-6;
 /// Runs worker `worker`'s share of a timetable evaluation; worker 0 returns the report.
 pub fn worker(
     worker: &mut Worker,
+    share: &ProcessShare,
     plan: &EvaluatePlan,
     files: &[VisitsFile],
     horizon_source: HorizonSource,
@@ -55,7 +57,14 @@ pub fn worker(
     let mut visits_channel = Shuffle::<KeyedMessage>::new(worker, "VisitsByHost", |m| m.0 as u64);
     let mut reducer = Reducer::new(worker);
     let identity = crate::job::identity::agree(&mut reducer);
-    let loaded = load(&mut reducer, &mut pages_channel, &plan.pages, &progress)?;
+    let units = &share.pages;
+    let loaded = load(
+        &mut reducer,
+        &mut pages_channel,
+        units,
+        &plan.pages,
+        &progress,
+    )?;
 
     // Read my row groups of the visits; send each (url key, at_s) to its host's worker.
     let units = visits_in::units(files);

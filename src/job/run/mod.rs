@@ -23,6 +23,7 @@ use super::control::{self, Publication};
 use super::identity;
 use super::load::{load, LoadChannels, Loaded};
 use super::progress::Progress;
+use super::share::ProcessShare;
 use super::wire::{due::DueBatch, learned::LearnedBatch, rated::RatedBatch, visits::VisitBatch};
 use crate::io::manifest::Manifest;
 use crate::io::{publish, verify};
@@ -40,16 +41,23 @@ use solve::Solved;
 use state::{Known, StateChannels};
 use write::Written;
 
-/// Runs worker `worker`'s share of `plan` as run `run_id` (the lead took the lock on the output);
-/// the lead (worker 0) publishes, tells every process, and returns the summary.
-pub fn worker(worker: &mut Worker, plan: &RunPlan, run_id: &str) -> Result<Option<Summary>> {
+/// Runs worker `worker`'s part of `plan` as run `run_id`, with what it shares with its process's
+/// workers (the lead took the lock on the output); the lead (worker 0) publishes, tells every
+/// process, and returns the summary.
+pub fn worker(
+    worker: &mut Worker,
+    share: &ProcessShare,
+    plan: &RunPlan,
+    run_id: &str,
+) -> Result<Option<Summary>> {
     let started = Moment::now();
     let progress = Progress::of_worker(!plan.quiet, worker.index(), worker.peers(), started.wall());
     let mut channels = Channels::new(worker, plan);
     let mut reducer = Reducer::new(worker);
     // the run's id is the one the lead locked the output with; its start, the earliest worker's
     let identity = identity::with_id(identity::agree(&mut reducer), run_id);
-    let mut loaded = load(&mut reducer, &mut channels.pages, &plan.pages, &progress)?;
+    let pages = &mut channels.pages;
+    let mut loaded = load(&mut reducer, pages, &share.pages, &plan.pages, &progress)?;
     plan.check_crawlers(loaded.hosts)?;
     let learned = learn_rates(&mut reducer, &mut channels, plan, &mut loaded, &progress)?;
     let provenance = Provenance::new(
