@@ -131,8 +131,9 @@ fn connect(
 }
 
 /// Starts the workers of this process and runs `program` on each, with what they share; returns
-/// the lead's result (process 0), or the first error of any worker. On a cluster, the control plane watches the
-/// other processes meanwhile; with `outcome`, the others then wait for the lead's (publication).
+/// the lead's result (process 0), or the first error of any worker. On a cluster, the control
+/// plane watches the other processes meanwhile; with `outcome`, the others then wait for the
+/// lead's (publication).
 fn execute<T: Send + 'static>(
     cluster: &Cluster,
     mesh: Option<Mesh>,

@@ -38,11 +38,10 @@ pub fn worker(
     let mut pages_channel = LoadChannels::new(worker);
     let mut reducer = Reducer::new(worker);
     let identity = identity::agree(&mut reducer);
-    let units = &share.pages;
     let loaded = load(
         &mut reducer,
         &mut pages_channel,
-        units,
+        &share.pages,
         &plan.pages,
         &progress,
     )?;

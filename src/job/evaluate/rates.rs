@@ -40,11 +40,10 @@ pub fn worker(
     let identity = crate::job::identity::agree(&mut reducer);
     // Every worker opens the rates files first: a bad one fails everywhere before any data moves.
     let rate_files = rates_in::open_all(&inputs::expand(specs)?)?;
-    let units = &share.pages;
     let loaded = load(
         &mut reducer,
         &mut pages_channel,
-        units,
+        &share.pages,
         &plan.pages,
         &progress,
     )?;

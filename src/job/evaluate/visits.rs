@@ -57,11 +57,10 @@ pub fn worker(
     let mut visits_channel = Shuffle::<KeyedMessage>::new(worker, "VisitsByHost", |m| m.0 as u64);
     let mut reducer = Reducer::new(worker);
     let identity = crate::job::identity::agree(&mut reducer);
-    let units = &share.pages;
     let loaded = load(
         &mut reducer,
         &mut pages_channel,
-        units,
+        &share.pages,
         &plan.pages,
         &progress,
     )?;
