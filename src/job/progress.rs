@@ -60,6 +60,7 @@ impl Progress {
     /// A phase of `len` steps that the workers of the lead's process share, shown by the lead only
     /// (its steps are counted with [`Phase::reach`]).
     pub fn lead_phase(&self, len: u64, what: &str) -> Phase {
+        // as one worker's: no "worker k/n" before a count that is the whole process's
         let lead = Progress { peers: 1, ..*self };
         lead.phase_shown(self.show && self.worker == 0, len, what)
     }
