@@ -40,10 +40,12 @@ pub struct HostRows {
 }
 
 impl HostRows {
-    /// Room for `rows` rows.
-    pub fn with_capacity(rows: usize) -> Self {
+    /// Room for `rows` rows whose names take `name_bytes` bytes together: grown row by row, the
+    /// names were copied at each doubling and faulted in afresh (on 1.55M hosts, 40% of the
+    /// time of building the rows).
+    pub fn with_capacity(rows: usize, name_bytes: usize) -> Self {
         HostRows {
-            names: String::new(),
+            names: String::with_capacity(name_bytes),
             name_end: Vec::with_capacity(rows),
             crawler: Vec::with_capacity(rows),
             cap: Vec::with_capacity(rows),

@@ -50,6 +50,11 @@ impl Arranged {
         unsafe { std::str::from_utf8_unchecked(name) }
     }
 
+    /// Bytes of every host's name together.
+    pub fn host_text_bytes(&self) -> usize {
+        self.host_text.len()
+    }
+
     /// Asks the CPU to fetch the bounds of host `h`'s name (a hint, for passes over hosts in
     /// another order: [`Arranged::prefetch_host_name`] reads them).
     #[inline]

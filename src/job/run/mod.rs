@@ -7,6 +7,7 @@
 mod assign;
 mod cyclic;
 mod learn;
+mod rated_pool;
 mod rates_partition;
 mod rates_sender;
 mod rolling;

@@ -1,6 +1,7 @@
 //! A crawler's rated rows on their way to its writer, slice by slice: each page scheduled as it is
 //! sent, in batches of bounded URL text that may cut a host anywhere.
 
+use super::rated_pool::RatedPool;
 use super::rates_partition::SlicePages;
 use super::schedule::HostSchedule;
 use super::state::NEVER;
@@ -47,11 +48,12 @@ impl RatesSender {
     }
 
     /// Sends the rated rows of `pages` (hosts of this worker, in canonical order, each with the
-    /// indices of its pages to send) on `channel`; adds where their URLs stand to `counts`, once a
-    /// host.
+    /// indices of its pages to send) on `channel`, in batches taken from `pool` while it has some;
+    /// adds where their URLs stand to `counts`, once a host.
     pub fn send(
         &mut self,
         channel: &mut Shuffle<RatedBatch>,
+        pool: &RatedPool,
         p: &Phases,
         start_us: i64,
         mut pages: SlicePages<'_, impl Fn(usize) -> usize>,
@@ -92,11 +94,14 @@ impl RatesSender {
                     continue;
                 }
                 if batch.is_unallocated() {
-                    // a fresh batch (none yet, or the last one sent): it will hold about as many
-                    // rows as the last full one
-                    let rows = self.rows_per_batch + self.rows_per_batch / 8;
-                    let text = BATCH_TEXT_BYTES + BATCH_TEXT_SLACK;
-                    batch = RatedBatch::with_capacity(self.dest, self.crawler, text, rows);
+                    // none yet, or the last one sent
+                    // about as many rows as the last full one, in an emptied one if the writer
+                    // gave one back
+                    batch = pool.take(self.dest, self.crawler).unwrap_or_else(|| {
+                        let rows = self.rows_per_batch + self.rows_per_batch / 8;
+                        let text = BATCH_TEXT_BYTES + BATCH_TEXT_SLACK;
+                        RatedBatch::with_capacity(self.dest, self.crawler, text, rows)
+                    });
                 }
                 if !in_run {
                     batch.start_host(
@@ -152,6 +157,9 @@ impl RatesSender {
         }
         if !batch.is_empty() {
             channel.send(batch);
+        } else {
+            // taken from the pool for a run of pages none of which had a rate
+            pool.give(batch);
         }
     }
 }

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cyclic::write_crawler_visits;
 use super::learn::Learned;
+use super::rated_pool::RatedPool;
 use super::rates_partition::{
     write_partitions, RatesPartition, RatesSizes, Slices, ToWriter, SLICE_ROWS,
 };
@@ -196,9 +197,11 @@ fn write_crawlers(
     // worker has sent, and with the writing in the round, the worker with the larger slice held
     // every other at each one. One thread for the phase, not one per round, so that no round
     // waits for the last one's final row group and sync before its first slice is sent.
+    let pool = RatedPool::default();
     std::thread::scope(|scope| {
         let (to_writer, work) = std::sync::mpsc::sync_channel::<ToWriter>(1);
-        let writer = scope.spawn(move || write_partitions(work));
+        let pool = &pool;
+        let writer = scope.spawn(move || write_partitions(work, pool));
         // false after an error here, or once the writer has stopped (its join gives its error):
         // no row goes to a partition not its own
         let mut writing = true;
@@ -235,7 +238,14 @@ fn write_crawlers(
                     let pages =
                         slices.pages(slice, hosts, &a.host_ids, |h| a.pages.host_pages(h).len());
                     let start = plan.schedule.start_us;
-                    sender.send(&mut channels.rated, p, start, pages, &mut out.schedule);
+                    sender.send(
+                        &mut channels.rated,
+                        pool,
+                        p,
+                        start,
+                        pages,
+                        &mut out.schedule,
+                    );
                 }
                 let rows = channels.rated.finish_round(reducer.worker);
                 if mine && writing {
@@ -364,7 +374,7 @@ fn host_rows(
 ) -> HostRows {
     let (a, horizon) = (&loaded.arranged, plan.pages.horizon);
     let s = &solved.solution;
-    let mut rows = HostRows::with_capacity(a.pages.hosts());
+    let mut rows = HostRows::with_capacity(a.pages.hosts(), a.host_text_bytes());
     let order = by_name(a);
     // in name order, each host's row is misses away at random (its name's bounds, then its bytes
     // and each number): each fetched a few hosts ahead

@@ -116,6 +116,44 @@ impl RatedBatch {
         }
     }
 
+    /// This batch emptied for `crawler`, written by worker `dest`: no row left, its room kept.
+    pub fn reused(mut self, dest: u32, crawler: u32) -> Self {
+        // every field named, so that one added later is cleared too or fails to build
+        let RatedBatch {
+            dest: _,
+            crawler: _,
+            rest_text,
+            rest_end,
+            form,
+            importance,
+            change_rate,
+            complete_obs,
+            crawl_rate,
+            interval_s,
+            last_fetch_us,
+            next_fetch_us,
+            runs,
+            host_text,
+        } = &mut self;
+        rest_text.clear();
+        rest_end.clear();
+        form.clear();
+        importance.clear();
+        change_rate.clear();
+        complete_obs.clear();
+        crawl_rate.clear();
+        interval_s.clear();
+        last_fetch_us.clear();
+        next_fetch_us.clear();
+        runs.clear();
+        host_text.clear();
+        RatedBatch {
+            dest,
+            crawler,
+            ..self
+        }
+    }
+
     /// Whether the batch has no room yet (a default one, or one taken by a send).
     pub fn is_unallocated(&self) -> bool {
         self.rest_end.capacity() == 0
