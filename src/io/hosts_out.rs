@@ -116,9 +116,14 @@ impl HostRows {
             .map(|(k, p)| Reverse((p.name(0), k, 0)))
             .collect();
         std::iter::from_fn(move || {
-            let Reverse((_, k, i)) = heads.pop()?;
+            // the next head replaces the one taken in place: one sift, where a pop and a push
+            // took two
+            let mut top = heads.peek_mut()?;
+            let Reverse((_, k, i)) = *top;
             if i + 1 < parts[k].len() {
-                heads.push(Reverse((parts[k].name(i + 1), k, i + 1)));
+                *top = Reverse((parts[k].name(i + 1), k, i + 1));
+            } else {
+                std::collections::binary_heap::PeekMut::pop(top);
             }
             Some(parts[k].row(i))
         })
