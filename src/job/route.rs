@@ -8,6 +8,7 @@ use timely::ExchangeData;
 
 use super::channel::{Reducer, Shuffle};
 use super::keys::{url_id, worker_of_host};
+use super::share::ProcessShare;
 use crate::io::politeness_key::PolitenessKey;
 use crate::io::rates_in::InvalidRate;
 use revisit_core::balance::Routes;
@@ -26,12 +27,15 @@ const PAIRS_PER_MESSAGE: usize = 1 << 16;
 /// A message of (url key, value) pairs for one worker.
 pub type KeyedMessage<V = f64> = (u32, Vec<(u128, V)>);
 
-/// Reads `units` of a (url, host, value) table with `read_unit` and sends each (url key, value) to
-/// its host's worker (`by_host`); returns what this worker received and the read status every
-/// worker agrees on. Fails alike on every worker.
+/// Reads the `units` of a (url, host, value) table with `read_unit`, each on the worker of this
+/// process that takes it first from the process's `share`, and sends each (url key, value) to its
+/// host's worker (`by_host`); returns what this worker received and the read status every worker
+/// agrees on. Fails alike on every worker, with the error of the lowest unit that failed.
+#[allow(clippy::too_many_arguments)]
 pub fn route_keyed<U: Copy, V: ExchangeData + Clone>(
     by_host: ByHost<'_>,
     reducer: &mut Reducer<'_>,
+    share: &ProcessShare,
     channel: &mut Shuffle<KeyedMessage<V>>,
     units: &[U],
     file_of: impl Fn(&U) -> usize,
@@ -45,7 +49,12 @@ pub fn route_keyed<U: Copy, V: ExchangeData + Clone>(
     let peers = routes.peers();
     let mut outgoing: Vec<Vec<(u128, V)>> = vec![Vec::new(); peers];
     let mut status = TableStatus::default();
-    for &unit in units {
+    // Units are taken in order, so that every unit below one that fails is read, by one worker or
+    // another: the lowest failing unit, and the first invalid row by (file, row), are the same
+    // whichever worker takes which.
+    let queue = share.keyed_at(reducer.rounds);
+    while let Some(k) = queue.take(units.len()) {
+        let unit = units[k];
         let file = file_of(&unit) as u64;
         let (mut unmatched, mut invalid, mut first_invalid) = (0, 0, None);
         let result = read_unit(
@@ -82,7 +91,7 @@ pub fn route_keyed<U: Copy, V: ExchangeData + Clone>(
         match result {
             Ok(rows) => status.rows += rows,
             Err(e) => {
-                status.error = Some(format!("{e:#}"));
+                status.error = Some((k as u64, format!("{e:#}")));
                 break;
             }
         }
@@ -95,7 +104,7 @@ pub fn route_keyed<U: Copy, V: ExchangeData + Clone>(
     }
     let received = channel.finish_round(reducer.worker);
     let status = reducer.all_reduce(status);
-    if let Some(e) = status.error {
+    if let Some((_, e)) = status.error {
         bail!(e);
     }
     Ok((received, status))
@@ -104,7 +113,8 @@ pub fn route_keyed<U: Copy, V: ExchangeData + Clone>(
 /// The rows of a table read by every worker: how many, how many unusable, the first of those.
 #[derive(Clone, Default, Serialize, Deserialize)]
 pub struct TableStatus {
-    pub error: Option<String>,
+    /// The lowest unit that failed, and why.
+    pub error: Option<(u64, String)>,
     pub rows: u64,
     pub invalid: u64,
     /// Rows whose URL has no host: no page's.
@@ -115,7 +125,10 @@ pub struct TableStatus {
 
 impl Combine for TableStatus {
     fn combine(&mut self, o: Self) {
-        self.error = self.error.take().or(o.error);
+        self.error = match (self.error.take(), o.error) {
+            (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+            (a, b) => a.or(b),
+        };
         self.rows += o.rows;
         self.invalid += o.invalid;
         self.unmatched += o.unmatched;
@@ -127,5 +140,30 @@ impl Combine for TableStatus {
             }),
             (a, b) => a.or(b),
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_combined_status_fails_with_the_lowest_failing_unit_in_any_order_of_workers() {
+        let failed = |unit: u64| TableStatus {
+            error: Some((unit, format!("unit {unit} failed"))),
+            rows: unit,
+            ..TableStatus::default()
+        };
+        let workers = [failed(7), TableStatus::default(), failed(3), failed(12)];
+        for first in 0..workers.len() {
+            let mut total = workers[first].clone();
+            for (k, w) in workers.iter().enumerate() {
+                if k != first {
+                    total.combine(w.clone());
+                }
+            }
+            assert_eq!(total.error, Some((3, "unit 3 failed".to_owned())));
+            assert_eq!(total.rows, 22);
+        }
     }
 }

@@ -1,14 +1,23 @@
-//! What the workers of one process share: the units of work of the page set, handed out as the
-//! workers ask for them. Split in a fixed share, the worker whose units cost more read on while
-//! the other waited for it: 0.35-0.5 s of one core at the end of reading on the 10M benches.
-//! Threads share memory; processes share nothing, and split the units between them as before.
+//! What the workers of one process share: the units of work of the page set and of the tables
+//! keyed by URL, handed out as the workers ask for them. Split in a fixed share, the worker whose
+//! units cost more read on while the other waited for it: 0.35-0.5 s of one core at the end of
+//! reading on the 10M benches. Threads share memory; processes share nothing, and split the units
+//! between them as before.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// The work the workers of one process share (one for each job the process runs).
 pub struct ProcessShare {
     /// The page set's units of work (read once a job).
     pub pages: UnitQueue,
+    process: usize,
+    processes: usize,
+    /// The units of the tables keyed by URL (the previous night's state, fetch logs, crawl
+    /// history, evaluated rates and visits), one queue for each reading, by the all-reduce round
+    /// the workers read it at: the same on every worker, as every worker runs the same program.
+    keyed: Mutex<HashMap<u64, Arc<UnitQueue>>>,
 }
 
 impl ProcessShare {
@@ -16,7 +25,21 @@ impl ProcessShare {
     pub fn new(process: usize, processes: usize) -> Self {
         ProcessShare {
             pages: UnitQueue::new(process, processes),
+            process,
+            processes,
+            keyed: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The queue of the table the workers read at all-reduce round `round` (made by the first
+    /// worker to ask).
+    pub fn keyed_at(&self, round: u64) -> Arc<UnitQueue> {
+        // a worker that panicked holding the lock left the map whole: an insert is all it does
+        let mut keyed = self.keyed.lock().unwrap_or_else(|e| e.into_inner());
+        keyed
+            .entry(round)
+            .or_insert_with(|| Arc::new(UnitQueue::new(self.process, self.processes)))
+            .clone()
     }
 }
 
@@ -65,6 +88,18 @@ impl UnitQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_workers_of_a_process_share_one_queue_a_round_and_a_new_one_the_next() {
+        let share = ProcessShare::new(1, 2);
+        let (a, b) = (share.keyed_at(5), share.keyed_at(5));
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(a.take(10), Some(1));
+        assert_eq!(b.take(10), Some(3));
+        // the next reading starts from the process's first unit again
+        assert_eq!(share.keyed_at(6).take(10), Some(1));
+        assert_eq!(share.keyed_at(5).take(10), Some(5));
+    }
 
     #[test]
     fn every_unit_is_taken_once_by_its_process_however_the_workers_ask() {

@@ -12,7 +12,7 @@ use timely::worker::Worker;
 
 use super::{fetch_time, optima, route_keyed, KeyedMessage};
 use crate::io::inputs;
-use crate::io::rates_in::{self, RatesUnit};
+use crate::io::rates_in;
 use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
 use crate::job::load::{load, LoadChannels};
@@ -50,12 +50,12 @@ pub fn worker(
 
     // Read my units of the rates table; send each (url key, rate) to its host's worker.
     let units = rates_in::units(&rate_files);
-    let mine: Vec<RatesUnit> = units.iter().copied().skip(index).step_by(peers).collect();
     let (received, status) = route_keyed(
         loaded.by_host(plan.pages.politeness),
         &mut reducer,
+        share,
         &mut rates_channel,
-        &mine,
+        &units,
         |u| u.file,
         |unit, row, invalid| rates_in::read_unit(&rate_files[unit.file], unit, row, invalid),
     )?;

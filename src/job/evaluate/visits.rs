@@ -25,7 +25,7 @@ use timely::worker::Worker;
 
 use super::{fetch_time, optima, route_keyed, KeyedMessage};
 use crate::io::inputs;
-use crate::io::visits_in::{self, HorizonSource, VisitsFile, VisitsUnit};
+use crate::io::visits_in::{self, HorizonSource, VisitsFile};
 use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
 use crate::job::load::{load, LoadChannels};
@@ -67,12 +67,12 @@ pub fn worker(
 
     // Read my row groups of the visits; send each (url key, at_s) to its host's worker.
     let units = visits_in::units(files);
-    let mine: Vec<VisitsUnit> = units.iter().copied().skip(index).step_by(peers).collect();
     let (received, status) = route_keyed(
         loaded.by_host(plan.pages.politeness),
         &mut reducer,
+        share,
         &mut visits_channel,
-        &mine,
+        &units,
         |u| u.file,
         |unit, row, invalid| visits_in::read_unit(&files[unit.file], unit, horizon.0, row, invalid),
     )?;

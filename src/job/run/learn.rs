@@ -12,13 +12,14 @@ use revisit_core::reduce::{AllReduce, Combine};
 use revisit_core::units::SECONDS_PER_DAY;
 use serde::{Deserialize, Serialize};
 
-use crate::io::history::{self, HistoryUnit};
+use crate::io::history;
 use crate::io::inputs;
-use crate::io::learned::{self, LearnedUnit};
+use crate::io::learned;
 use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
 use crate::job::progress::Progress;
 use crate::job::route::{route_keyed, ByHost, KeyedMessage, TableStatus};
+use crate::job::share::ProcessShare;
 use crate::plan::run::LearnPlan;
 use crate::report::run::LearnCounts;
 
@@ -70,11 +71,14 @@ impl Combine for First {
     }
 }
 
-/// Reads the previous learned table and the history of `plan`, sends every row to its host's
-/// worker, folds them into `arranged`'s pages' evidence and estimates every page's change rate at
-/// the night's start `start_us`. Every worker calls it; it fails alike on every worker.
+/// Reads the previous learned table and the history of `plan` (their units shared by the
+/// process's workers as `share` hands them out), sends every row to its host's worker, folds them
+/// into `arranged`'s pages' evidence and estimates every page's change rate at the night's start
+/// `start_us`. Every worker calls it; it fails alike on every worker.
+#[allow(clippy::too_many_arguments)]
 pub fn learn_rates(
     reducer: &mut Reducer<'_>,
+    share: &ProcessShare,
     channels: &mut LearnChannels,
     plan: &LearnPlan,
     start_us: i64,
@@ -82,7 +86,6 @@ pub fn learn_rates(
     arranged: &Arranged,
     progress: &Progress,
 ) -> Result<Learned> {
-    let (index, peers) = (reducer.worker.index(), reducer.worker.peers());
     let n = arranged.pages.len();
     let to = start_us as f64 / 1e6 / SECONDS_PER_DAY;
     // rows before this only close the interval after them: counted apart
@@ -103,12 +106,12 @@ pub fn learn_rates(
 
     // The previous night's evidence, joined to the pages by URL.
     let units = learned::units(&previous);
-    let mine: Vec<LearnedUnit> = units.iter().copied().skip(index).step_by(peers).collect();
     let (received, status) = route_keyed(
         by_host,
         reducer,
+        share,
         &mut channels.state,
-        &mine,
+        &units,
         |u| u.file,
         |unit, row, invalid| {
             learned::read_unit(
@@ -147,12 +150,12 @@ pub fn learn_rates(
     let mut local = LearnCounts::default();
     for (s, slice) in slices.iter().enumerate() {
         let units = history::units(&files, slice);
-        let mine: Vec<HistoryUnit> = units.iter().copied().skip(index).step_by(peers).collect();
         let (received, status) = route_keyed(
             by_host,
             reducer,
+            share,
             &mut channels.history,
-            &mine,
+            &units,
             |u| u.file,
             |unit, row, invalid| {
                 history::read_unit(

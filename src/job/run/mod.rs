@@ -60,7 +60,14 @@ pub fn worker(
     let pages = &mut channels.pages;
     let mut loaded = load(&mut reducer, pages, &share.pages, &plan.pages, &progress)?;
     plan.check_crawlers(loaded.hosts)?;
-    let learned = learn_rates(&mut reducer, &mut channels, plan, &mut loaded, &progress)?;
+    let learned = learn_rates(
+        &mut reducer,
+        &mut channels,
+        share,
+        plan,
+        &mut loaded,
+        &progress,
+    )?;
     let provenance = Provenance::new(
         "run",
         identity,
@@ -70,6 +77,7 @@ pub fn worker(
     );
     let known = state::known(
         &mut reducer,
+        share,
         &mut channels.state,
         &plan.schedule,
         loaded.by_host(plan.pages.politeness),
@@ -194,6 +202,7 @@ fn night(
 fn learn_rates(
     reducer: &mut Reducer<'_>,
     channels: &mut Channels,
+    share: &ProcessShare,
     plan: &RunPlan,
     loaded: &mut Loaded,
     progress: &Progress,
@@ -204,6 +213,7 @@ fn learn_rates(
     };
     let learned = learn::learn_rates(
         reducer,
+        share,
         learn_channels,
         learn_plan,
         plan.schedule.start_us,

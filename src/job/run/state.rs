@@ -6,14 +6,15 @@
 use anyhow::{bail, Result};
 use revisit_core::reduce::AllReduce;
 
-use crate::io::fetched_in::{self, LogUnit};
+use crate::io::fetched_in;
 use crate::io::inputs;
 use crate::io::rates_in::InvalidRate;
-use crate::io::state_in::{self, StateUnit};
+use crate::io::state_in;
 use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
 use crate::job::progress::Progress;
 use crate::job::route::{route_keyed, ByHost, KeyedMessage, TableStatus};
+use crate::job::share::ProcessShare;
 use crate::plan::run::{Fetches, SchedulePlan};
 use crate::report::clock::Moment;
 use crate::report::run::StateCounts;
@@ -85,17 +86,18 @@ impl Known {
     }
 }
 
-/// Reads the state and the logs of `plan`, sends every row to its host's worker and joins them to
-/// `arranged`'s pages. Every worker calls it; it fails alike on every worker.
+/// Reads the state and the logs of `plan` (their units shared by the process's workers as `share`
+/// hands them out), sends every row to its host's worker and joins them to `arranged`'s pages.
+/// Every worker calls it; it fails alike on every worker.
 pub fn known(
     reducer: &mut Reducer<'_>,
+    share: &ProcessShare,
     channels: &mut StateChannels,
     plan: &SchedulePlan,
     by_host: ByHost<'_>,
     arranged: &Arranged,
     progress: &Progress,
 ) -> Result<Known> {
-    let (index, peers) = (reducer.worker.index(), reducer.worker.peers());
     let n = arranged.pages.len();
     let mut known = Known {
         last_us: Vec::new(),
@@ -131,12 +133,12 @@ pub fn known(
     let mut state: Vec<(u128, StateValue)> = Vec::new();
     if let (Some(prev), Some(channel)) = (&previous, channels.state.as_mut()) {
         let units = state_in::units(prev);
-        let mine: Vec<StateUnit> = units.iter().copied().skip(index).step_by(peers).collect();
         let (received, status) = route_keyed(
             by_host,
             reducer,
+            share,
             channel,
-            &mine,
+            &units,
             |u| u.file,
             |unit, row, invalid| {
                 state_in::read_unit(
@@ -169,12 +171,12 @@ pub fn known(
     let mut log: Vec<(u128, LogValue)> = Vec::new();
     if let Some(channel) = channels.log.as_mut() {
         let units = fetched_in::units(&logs);
-        let mine: Vec<LogUnit> = units.iter().copied().skip(index).step_by(peers).collect();
         let (received, status) = route_keyed(
             by_host,
             reducer,
+            share,
             channel,
-            &mine,
+            &units,
             |u| u.file,
             |unit, row, invalid| {
                 fetched_in::read_unit(
