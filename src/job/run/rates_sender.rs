@@ -94,9 +94,8 @@ impl RatesSender {
                     continue;
                 }
                 if batch.is_unallocated() {
-                    // none yet, or the last one sent
-                    // about as many rows as the last full one, in an emptied one if the writer
-                    // gave one back
+                    // none yet, or the last one sent: an emptied one if the writer gave one
+                    // back, else room for about as many rows as the last full one
                     batch = pool.take(self.dest, self.crawler).unwrap_or_else(|| {
                         let rows = self.rows_per_batch + self.rows_per_batch / 8;
                         let text = BATCH_TEXT_BYTES + BATCH_TEXT_SLACK;
@@ -157,9 +156,6 @@ impl RatesSender {
         }
         if !batch.is_empty() {
             channel.send(batch);
-        } else {
-            // taken from the pool for a run of pages none of which had a rate
-            pool.give(batch);
         }
     }
 }
