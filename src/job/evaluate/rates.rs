@@ -135,7 +135,8 @@ pub fn worker(
 fn join(received: Vec<KeyedMessage>, arranged: &Arranged) -> (Join, Vec<f64>) {
     // by URL key, in a canonical order so duplicates resolve alike (the lowest rate)
     let mut pairs: Vec<(u128, f64)> = received.into_iter().flat_map(|m| m.1).collect();
-    pairs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    // a total order (equal pairs are the same bits): sorted in place, with no scratch
+    pairs.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
     let before = pairs.len();
     pairs.dedup_by_key(|p| p.0);
     let pages = &arranged.pages;

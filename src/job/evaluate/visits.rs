@@ -214,7 +214,8 @@ fn join(
 ) -> (VisitsJoin, Vec<f64>) {
     // by URL key, times ascending, exact repeats dropped
     let mut pairs: Vec<(u128, f64)> = received.into_iter().flat_map(|m| m.1).collect();
-    pairs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    // a total order (equal pairs are the same bits): sorted in place, with no scratch
+    pairs.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
     let before = pairs.len();
     pairs.dedup_by(|a, b| a.0 == b.0 && a.1.to_bits() == b.1.to_bits());
     let pages = &arranged.pages;

@@ -163,10 +163,7 @@ pub fn known(
         counts.state_invalid = status.invalid + status.unmatched;
         note(&status);
         state = received.into_iter().flat_map(|m| m.1).collect();
-        // one row per URL: a revisit output has no repeats; if another table does, the first
-        // by time wins on every worker count
-        state.sort_by(|a, b| a.0.cmp(&b.0).then(a.1 .1.cmp(&b.1 .1)));
-        state.dedup_by_key(|s| s.0);
+        one_row_per_url(&mut state);
     }
     let mut log: Vec<(u128, LogValue)> = Vec::new();
     if let Some(channel) = channels.log.as_mut() {
@@ -192,7 +189,8 @@ pub fn known(
         counts.log_unknown_url = status.unmatched;
         note(&status);
         log = received.into_iter().flat_map(|m| m.1).collect();
-        log.sort_by(|a, b| {
+        // a total order (equal rows are the same row): sorted in place, with no scratch
+        log.sort_unstable_by(|a, b| {
             a.0.cmp(&b.0)
                 .then(a.1 .0.cmp(&b.1 .0))
                 .then(a.1 .1.cmp(&b.1 .1))
@@ -288,4 +286,41 @@ pub fn known(
     known.counts = counts;
     known.done = Moment::now();
     Ok(known)
+}
+
+/// One row per URL of the state: a revisit output has no repeats; if another table does, the
+/// first by next due time wins, then by last fetch and interval, so that the rows' arrival order
+/// (which worker read which unit) never decides. A total order, so sorted in place.
+fn one_row_per_url(state: &mut Vec<(u128, StateValue)>) {
+    state.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then(a.1 .1.cmp(&b.1 .1))
+            .then(a.1 .0.cmp(&b.1 .0))
+            .then(a.1 .2.total_cmp(&b.1 .2))
+    });
+    state.dedup_by_key(|s| s.0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_state_keeps_one_row_per_url_whatever_order_the_rows_arrive_in() {
+        // URL 1 three times with the same next due time, URL 2 with an earlier and a later one
+        let rows = vec![
+            (1u128, (30, 100, 7.0)),
+            (2, (5, 300, 1.0)),
+            (1, (10, 100, 7.0)),
+            (2, (9, 200, 2.0)),
+            (1, (10, 100, 3.0)),
+        ];
+        let want = vec![(1u128, (10, 100, 3.0)), (2, (9, 200, 2.0))];
+        let mut orders = vec![rows.clone(), rows.iter().rev().copied().collect()];
+        orders.push(vec![rows[4], rows[0], rows[3], rows[2], rows[1]]);
+        for mut state in orders {
+            one_row_per_url(&mut state);
+            assert_eq!(state, want);
+        }
+    }
 }
