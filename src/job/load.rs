@@ -18,7 +18,7 @@ use super::progress::Progress;
 use super::route::ByHost;
 use super::routing;
 use super::row_sender::{Destinations, RowSender};
-use super::share::UnitQueue;
+use super::share::ProcessShare;
 use super::url_dedupe;
 use super::wire::claims::{self, ClaimBatch, LoserBatch};
 use super::wire::rows::RowBatch;
@@ -111,7 +111,7 @@ impl LoadChannels {
 pub fn load(
     reducer: &mut Reducer<'_>,
     channels: &mut LoadChannels,
-    units_queue: &UnitQueue,
+    share: &ProcessShare,
     plan: &PagesPlan,
     progress: &Progress,
 ) -> Result<Loaded> {
@@ -186,6 +186,7 @@ pub fn load(
     let mut rejected: Vec<Rejected> = Vec::new();
     let mut status = ReadStatus::default();
     // the units are taken as the workers ask (`UnitQueue`); the lead shows its process's count
+    let units_queue = share.queue_at(reducer.rounds);
     let mut phase = progress.lead_phase(units_queue.of_process(units.len()) as u64, "reading");
     while let Some(u) = units_queue.take(units.len()) {
         let unit = units[u];

@@ -52,7 +52,7 @@ pub fn route_keyed<U: Copy, V: ExchangeData + Clone>(
     // Units are taken in order, so that every unit below one that fails is read, by one worker or
     // another: the lowest failing unit, and the first invalid row by (file, row), are the same
     // whichever worker takes which.
-    let queue = share.keyed_at(reducer.rounds);
+    let queue = share.queue_at(reducer.rounds);
     while let Some(k) = queue.take(units.len()) {
         let unit = units[k];
         let file = file_of(&unit) as u64;

@@ -1,5 +1,5 @@
-//! What the workers of one process share: the units of work of the page set and of the tables
-//! keyed by URL, handed out as the workers ask for them. Split in a fixed share, the worker whose
+//! What the workers of one process share: the units of work of each table they read (the page
+//! set, and the tables keyed by URL), handed out as the workers ask for them. Split in a fixed share, the worker whose
 //! units cost more read on while the other waited for it: 0.35-0.5 s of one core at the end of
 //! reading on the 10M benches. Threads share memory; processes share nothing, and split the units
 //! between them as before.
@@ -10,33 +10,31 @@ use std::sync::{Arc, Mutex};
 
 /// The work the workers of one process share (one for each job the process runs).
 pub struct ProcessShare {
-    /// The page set's units of work (read once a job).
-    pub pages: UnitQueue,
     process: usize,
     processes: usize,
-    /// The units of the tables keyed by URL (the previous night's state, fetch logs, crawl
-    /// history, evaluated rates and visits), one queue for each reading, by the all-reduce round
-    /// the workers read it at: the same on every worker, as every worker runs the same program.
-    keyed: Mutex<HashMap<u64, Arc<UnitQueue>>>,
+    /// The units of each table the workers read (the page set, the previous night's state, fetch
+    /// logs, crawl history, evaluated rates and visits), one queue for each reading, by the
+    /// all-reduce round the workers read it at: the same on every worker, as every worker runs the
+    /// same program, and different for each reading, as each ends in an all-reduce.
+    queues: Mutex<HashMap<u64, Arc<UnitQueue>>>,
 }
 
 impl ProcessShare {
     /// The share of process `process` of `processes`.
     pub fn new(process: usize, processes: usize) -> Self {
         ProcessShare {
-            pages: UnitQueue::new(process, processes),
             process,
             processes,
-            keyed: Mutex::new(HashMap::new()),
+            queues: Mutex::new(HashMap::new()),
         }
     }
 
     /// The queue of the table the workers read at all-reduce round `round` (made by the first
     /// worker to ask).
-    pub fn keyed_at(&self, round: u64) -> Arc<UnitQueue> {
+    pub fn queue_at(&self, round: u64) -> Arc<UnitQueue> {
         // a worker that panicked holding the lock left the map whole: an insert is all it does
-        let mut keyed = self.keyed.lock().unwrap_or_else(|e| e.into_inner());
-        keyed
+        let mut queues = self.queues.lock().unwrap_or_else(|e| e.into_inner());
+        queues
             .entry(round)
             .or_insert_with(|| Arc::new(UnitQueue::new(self.process, self.processes)))
             .clone()
@@ -92,13 +90,13 @@ mod tests {
     #[test]
     fn the_workers_of_a_process_share_one_queue_a_round_and_a_new_one_the_next() {
         let share = ProcessShare::new(1, 2);
-        let (a, b) = (share.keyed_at(5), share.keyed_at(5));
+        let (a, b) = (share.queue_at(5), share.queue_at(5));
         assert!(Arc::ptr_eq(&a, &b));
         assert_eq!(a.take(10), Some(1));
         assert_eq!(b.take(10), Some(3));
         // the next reading starts from the process's first unit again
-        assert_eq!(share.keyed_at(6).take(10), Some(1));
-        assert_eq!(share.keyed_at(5).take(10), Some(5));
+        assert_eq!(share.queue_at(6).take(10), Some(1));
+        assert_eq!(share.queue_at(5).take(10), Some(5));
     }
 
     #[test]

@@ -41,7 +41,7 @@ pub fn worker(
     let loaded = load(
         &mut reducer,
         &mut pages_channel,
-        &share.pages,
+        share,
         &plan.pages,
         &progress,
     )?;

@@ -58,7 +58,7 @@ pub fn worker(
     // the run's id is the one the lead locked the output with; its start, the earliest worker's
     let identity = identity::with_id(identity::agree(&mut reducer), run_id);
     let pages = &mut channels.pages;
-    let mut loaded = load(&mut reducer, pages, &share.pages, &plan.pages, &progress)?;
+    let mut loaded = load(&mut reducer, pages, share, &plan.pages, &progress)?;
     plan.check_crawlers(loaded.hosts)?;
     let learned = learn_rates(
         &mut reducer,
