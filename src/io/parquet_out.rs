@@ -10,7 +10,9 @@ use arrow_schema::SchemaRef;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
-use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::properties::{
+    EnabledStatistics, WriterProperties, DEFAULT_DICTIONARY_PAGE_SIZE_LIMIT,
+};
 use parquet::schema::types::ColumnPath;
 
 /// Rows per row group: large enough for fast scans, small enough for readers to parallelise.
@@ -59,7 +61,21 @@ impl Writer {
         metadata: &[(String, String)],
         row_group_rows: usize,
     ) -> Result<Writer> {
-        Self::open(path, schema, metadata, row_group_rows, None)
+        Self::open(path, schema, metadata, row_group_rows, None, &[])
+    }
+
+    /// [`Self::create`] with the text columns `plain` taking no dictionary: columns whose
+    /// distinct values in a row group would outgrow the dictionary's page, where the writer would
+    /// hash every value, give up on the dictionary partway through the row group and store the
+    /// rest plain (see [`dictionary_fits`]).
+    pub fn create_plain(
+        path: &Path,
+        schema: SchemaRef,
+        metadata: &[(String, String)],
+        row_group_rows: usize,
+        plain: &[&str],
+    ) -> Result<Writer> {
+        Self::open(path, schema, metadata, row_group_rows, None, plain)
     }
 
     /// [`Self::create`] for a table of one row per value of column `key` (the hosts table: one
@@ -73,7 +89,7 @@ impl Writer {
         row_group_rows: usize,
         key: &str,
     ) -> Result<Writer> {
-        Self::open(path, schema, metadata, row_group_rows, Some(key))
+        Self::open(path, schema, metadata, row_group_rows, Some(key), &[])
     }
 
     fn open(
@@ -82,6 +98,7 @@ impl Writer {
         metadata: &[(String, String)],
         row_group_rows: usize,
         key: Option<&str>,
+        plain: &[&str],
     ) -> Result<Writer> {
         let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
         let mut props = WriterProperties::builder();
@@ -89,8 +106,9 @@ impl Writer {
         // numbers the writer would hash every value only to give up on a dictionary that never fits.
         for field in schema.fields() {
             let name = field.name().as_str();
-            let repeats =
-                matches!(name, "host" | "reason" | "column" | "file") && key != Some(name);
+            let repeats = matches!(name, "host" | "reason" | "column" | "file")
+                && key != Some(name)
+                && !plain.contains(&name);
             props = props.set_column_dictionary_enabled(ColumnPath::from(name), repeats);
             if MEASURED.contains(&name) {
                 let fast = Compression::ZSTD(ZstdLevel::try_new(MEASURED_ZSTD_LEVEL)?);
@@ -144,6 +162,21 @@ impl Writer {
             .with_context(|| format!("syncing {}", path.display()))?;
         Ok((self.rows, file.metadata()?.len()))
     }
+}
+
+/// Whether a text column's dictionary holds every distinct value of a row group of
+/// `group_rows` rows, for `distinct` values of `bytes` bytes in all spread evenly over `rows`
+/// rows (a table whose rows come in runs of one value, as the rates' hosts do).
+///
+/// Why: the writer stores a dictionary value with a 4-byte length, and stores the rest of a row
+/// group plain once the dictionary reaches its page limit ([`DEFAULT_DICTIONARY_PAGE_SIZE_LIMIT`]),
+/// having hashed every value up to there. On the host-heavy 10M set (310K hosts a crawler, 40K
+/// a row group) every row group did so. Runs of one host compress as well plain: ZSTD stores a
+/// run as repeats of its first row.
+pub fn dictionary_fits(rows: usize, distinct: usize, bytes: usize, group_rows: usize) -> bool {
+    let dictionary = (bytes + 4 * distinct) as f64;
+    let groups = (rows as f64 / group_rows.max(1) as f64).max(1.0);
+    dictionary / groups < DEFAULT_DICTIONARY_PAGE_SIZE_LIMIT as f64
 }
 
 /// Writes `batches` of `schema` to `path` in one go; returns (rows, bytes).
@@ -222,6 +255,69 @@ mod tests {
         // level 1 wins 4% of these at a cost; the fast level stores them as they are
         assert!(sizes[2].1 >= raw, "noise is not worked on: {sizes:?}");
         assert!(sizes[0].1 < raw / 10, "URLs compress at level 1: {sizes:?}");
+    }
+
+    /// Whether `path`'s first column, first row group, stored data pages plain, and whether it
+    /// has a dictionary page.
+    fn plain_and_dictionary(path: &Path) -> (bool, bool) {
+        use parquet::basic::{Encoding, PageType};
+        // page encoding statistics as counts, as the page set's reader loads them
+        let options = crate::io::host_dictionary::reader_options();
+        let metadata = parquet::arrow::arrow_reader::ArrowReaderMetadata::load(
+            &File::open(path).unwrap(),
+            options,
+        )
+        .unwrap();
+        let column = metadata.metadata().row_group(0).column(0).clone();
+        let stats = column
+            .page_encoding_stats()
+            .expect("page encoding statistics");
+        let plain = stats.iter().any(|s| {
+            s.page_type == PageType::DATA_PAGE && s.encoding == Encoding::PLAIN && s.count > 0
+        });
+        (plain, column.dictionary_page_offset().is_some())
+    }
+
+    #[test]
+    fn a_dictionary_fits_where_the_writer_keeps_it_for_the_whole_row_group() {
+        // one row group of 16K rows in runs of one name, names of 200 bytes: runs of 2 give 8K
+        // names (1.7 MB of dictionary), runs of 4 give 4K (0.8 MB); the limit is 1 MiB
+        let rows = 16 * 1024;
+        let schema = Arc::new(Schema::new(vec![Field::new("host", DataType::Utf8, false)]));
+        let dir = tempfile::tempdir().unwrap();
+        for run in [2, 3, 4, 8] {
+            let name = |i: usize| format!("{:0>200}", i / run);
+            let hosts = StringArray::from_iter_values((0..rows).map(name));
+            let batch =
+                RecordBatch::try_new(schema.clone(), vec![Arc::new(hosts) as ArrayRef]).unwrap();
+            let path = dir.path().join(format!("{run}.parquet"));
+            write(&path, schema.clone(), &[batch], &[]).unwrap();
+            let distinct = rows.div_ceil(run);
+            let fits = dictionary_fits(rows, distinct, 200 * distinct, rows);
+            // the writer fell back to plain pages exactly where the dictionary does not fit
+            assert_eq!(plain_and_dictionary(&path), (!fits, true), "runs of {run}");
+            assert_eq!(fits, run >= 4, "runs of {run}");
+        }
+        // the rows of a file in several row groups: a group's share of the names counts
+        assert!(!dictionary_fits(1 << 20, 8 * 1024, 200 * 8 * 1024, 1 << 20));
+        assert!(dictionary_fits(1 << 20, 8 * 1024, 200 * 8 * 1024, 1 << 19));
+        assert!(dictionary_fits(0, 0, 0, ROW_GROUP_ROWS));
+    }
+
+    #[test]
+    fn plain_columns_take_no_dictionary() {
+        let schema = Arc::new(Schema::new(vec![Field::new("host", DataType::Utf8, false)]));
+        let hosts =
+            StringArray::from_iter_values((0..1000).map(|i| format!("h{}.example", i % 10)));
+        let batch =
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(hosts) as ArrayRef]).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plain.parquet");
+        let mut w =
+            Writer::create_plain(&path, schema.clone(), &[], ROW_GROUP_ROWS, &["host"]).unwrap();
+        w.write(&batch).unwrap();
+        w.finish().unwrap();
+        assert_eq!(plain_and_dictionary(&path), (true, false));
     }
 
     #[test]

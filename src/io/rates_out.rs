@@ -55,11 +55,32 @@ impl<'a> RateRun<'a> {
     }
 }
 
-/// How many rows, and bytes of URL text, a file will hold (to size its row groups once).
+/// How many rows, bytes of URL text and hosts a file will hold (to size its row groups once, and
+/// to encode its `host` column).
 #[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Size {
     pub rows: usize,
     pub url_bytes: usize,
+    /// Hosts with a row in the file.
+    pub hosts: usize,
+    /// Bytes of their names.
+    pub host_bytes: usize,
+}
+
+impl Size {
+    /// Adds another worker's share of the same file.
+    pub fn add(&mut self, o: &Size) {
+        self.rows += o.rows;
+        self.url_bytes += o.url_bytes;
+        self.hosts += o.hosts;
+        self.host_bytes += o.host_bytes;
+    }
+
+    /// Whether the `host` column takes a dictionary: only where a row group's hosts fit its page
+    /// ([`parquet_out::dictionary_fits`]; rows come in runs of one host).
+    fn host_dictionary(&self) -> bool {
+        parquet_out::dictionary_fits(self.rows, self.hosts, self.host_bytes, ROW_GROUP_ROWS)
+    }
 }
 
 /// A rates file written a slice of rows at a time, in row groups of [`ROW_GROUP_ROWS`] however
@@ -78,7 +99,17 @@ impl RatesWriter {
     /// `metadata` in its footer.
     pub fn create(path: &Path, size: Size, metadata: &[(String, String)]) -> Result<Self> {
         Ok(RatesWriter {
-            writer: parquet_out::Writer::create(path, schema::rates(), metadata, ROW_GROUP_ROWS)?,
+            writer: parquet_out::Writer::create_plain(
+                path,
+                schema::rates(),
+                metadata,
+                ROW_GROUP_ROWS,
+                if size.host_dictionary() {
+                    &[]
+                } else {
+                    &["host"]
+                },
+            )?,
             group: RatesGroup::default(),
             left: size.rows,
             mean_url: size.url_bytes as f64 / size.rows.max(1) as f64,
@@ -208,5 +239,63 @@ impl RatesGroup {
             Arc::new(TimestampMicrosecondArray::from(self.next).with_timezone("UTC")),
         ];
         Ok(RecordBatch::try_new(schema::rates(), columns)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+
+    /// Writes `hosts` hosts of `pages` pages each, names of 100 bytes; whether the file's `host`
+    /// column has a dictionary.
+    fn host_dictionary(hosts: usize, pages: usize) -> bool {
+        let name = |h: usize| format!("{h:0>92}.example");
+        let size = Size {
+            rows: hosts * pages,
+            url_bytes: hosts * pages * 110,
+            hosts,
+            host_bytes: hosts * 100,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rates.parquet");
+        let mut w = RatesWriter::create(&path, size, &[]).unwrap();
+        let numbers = vec![1.0; pages];
+        let times = vec![0; pages];
+        let complete = vec![false; pages];
+        for h in 0..hosts {
+            let host = name(h);
+            let run = RateRun {
+                host: host.as_bytes(),
+                host_capped: false,
+                importance: &numbers,
+                change_rate: &numbers,
+                complete_obs: &complete,
+                crawl_rate: &numbers,
+                fetch_interval_s: &numbers,
+                last_fetch_us: &times,
+                next_fetch_us: &times,
+            };
+            let rests: Vec<String> = (0..pages).map(|i| format!("/{i}")).collect();
+            w.write_run(&run, |i| {
+                [b"https://", host.as_bytes(), rests[i].as_bytes()]
+            })
+            .unwrap();
+        }
+        w.finish().unwrap();
+        let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+        let group = reader.metadata().row_group(0);
+        let host = group
+            .columns()
+            .iter()
+            .find(|c| c.column_path().string() == "host");
+        host.unwrap().dictionary_page_offset().is_some()
+    }
+
+    #[test]
+    fn the_host_column_takes_a_dictionary_only_where_a_row_group_s_hosts_fit_it() {
+        // 1.3 MB of names in the one row group: no dictionary; 52 KB: one
+        assert!(!host_dictionary(12_500, 2));
+        assert!(host_dictionary(500, 50));
     }
 }

@@ -112,6 +112,14 @@ impl Arranged {
         Url::new(form, self.host_name(h).as_bytes(), rest)
     }
 
+    /// URL of page `i` of the host named `host` (its [`Arranged::host_name`], looked up once for
+    /// a pass over its pages).
+    #[inline]
+    pub fn url_of<'a>(&'a self, host: &'a str, i: usize) -> Url<'a> {
+        let (form, rest) = self.rests.get(i);
+        Url::new(form, host.as_bytes(), rest)
+    }
+
     /// Every page's URL, in page order.
     pub fn urls(&self) -> impl Iterator<Item = Url<'_>> + '_ {
         (0..self.pages.hosts())

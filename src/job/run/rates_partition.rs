@@ -176,9 +176,20 @@ impl RatesSizes {
                     pages: pages.len() as u32,
                 });
             }
+            // the host's name looked up once, not once a page
+            let host = a.host_name(h);
+            let (mut rows, mut url_bytes) = (0, 0);
             for i in pages.filter(|&i| rates[i] > 0.0) {
-                size.rows += 1;
-                size.url_bytes += a.url(h, i).len();
+                rows += 1;
+                url_bytes += a.url_of(host, i).len();
+            }
+            if rows > 0 {
+                size.add(&Size {
+                    rows,
+                    url_bytes,
+                    hosts: 1,
+                    host_bytes: host.len(),
+                });
             }
         }
         sizes
@@ -200,9 +211,8 @@ impl Combine for RatesSizes {
         if self.crawlers.len() < o.crawlers.len() {
             self.crawlers.resize(o.crawlers.len(), Size::default());
         }
-        for (a, b) in self.crawlers.iter_mut().zip(o.crawlers) {
-            a.rows += b.rows;
-            a.url_bytes += b.url_bytes;
+        for (a, b) in self.crawlers.iter_mut().zip(&o.crawlers) {
+            a.add(b);
         }
         self.large_hosts.extend(o.large_hosts);
     }
@@ -481,6 +491,10 @@ mod tests {
             let mut size = Size::default();
             for (h, &rows) in self.rows.iter().enumerate() {
                 size.rows += rows;
+                if rows > 0 {
+                    size.hosts += 1;
+                    size.host_bytes += format!("h{h}.example").len();
+                }
                 size.url_bytes += (0..rows)
                     .map(|r| {
                         if r % 4 == 3 {
