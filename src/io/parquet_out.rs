@@ -170,9 +170,9 @@ impl Writer {
 ///
 /// Why: the writer stores a dictionary value with a 4-byte length, and stores the rest of a row
 /// group plain once the dictionary reaches its page limit ([`DEFAULT_DICTIONARY_PAGE_SIZE_LIMIT`]),
-/// having hashed every value up to there. On the host-heavy 10M set (310K hosts a crawler, 40K
-/// a row group) every row group did so. Runs of one host compress as well plain: ZSTD stores a
-/// run as repeats of its first row.
+/// having hashed every value up to there. On the host-heavy 10M set (310K hosts a crawler, some
+/// 40K a row group) 40 of 82 row groups did so. Runs of one host compress as well plain: ZSTD
+/// stores a run as repeats of its first row.
 pub fn dictionary_fits(rows: usize, distinct: usize, bytes: usize, group_rows: usize) -> bool {
     let dictionary = (bytes + 4 * distinct) as f64;
     let groups = (rows as f64 / group_rows.max(1) as f64).max(1.0);
