@@ -304,13 +304,19 @@ mod tests {
         assert!(dictionary_fits(0, 0, 0, ROW_GROUP_ROWS));
     }
 
-    #[test]
-    fn plain_columns_take_no_dictionary() {
+    /// A `host` column of 1000 rows naming 10 hosts in turn, and its schema.
+    fn ten_hosts() -> (SchemaRef, RecordBatch) {
         let schema = Arc::new(Schema::new(vec![Field::new("host", DataType::Utf8, false)]));
         let hosts =
             StringArray::from_iter_values((0..1000).map(|i| format!("h{}.example", i % 10)));
         let batch =
             RecordBatch::try_new(schema.clone(), vec![Arc::new(hosts) as ArrayRef]).unwrap();
+        (schema, batch)
+    }
+
+    #[test]
+    fn plain_columns_take_no_dictionary() {
+        let (schema, batch) = ten_hosts();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("plain.parquet");
         let mut w =
@@ -323,11 +329,7 @@ mod tests {
     #[test]
     fn a_tables_key_takes_no_dictionary_and_keeps_its_statistics_other_hosts_the_reverse() {
         use parquet::basic::Encoding;
-        let schema = Arc::new(Schema::new(vec![Field::new("host", DataType::Utf8, false)]));
-        let hosts =
-            StringArray::from_iter_values((0..1000).map(|i| format!("h{}.example", i % 10)));
-        let batch =
-            RecordBatch::try_new(schema.clone(), vec![Arc::new(hosts) as ArrayRef]).unwrap();
+        let (schema, batch) = ten_hosts();
         let dir = tempfile::tempdir().unwrap();
         let written = |keyed: bool| {
             let path = dir.path().join(format!("{keyed}.parquet"));

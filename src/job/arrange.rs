@@ -108,8 +108,7 @@ impl Arranged {
     #[inline]
     pub fn url(&self, h: usize, i: usize) -> Url<'_> {
         debug_assert!(self.pages.host_pages(h).contains(&i));
-        let (form, rest) = self.rests.get(i);
-        Url::new(form, self.host_name(h).as_bytes(), rest)
+        self.url_of(self.host_name(h), i)
     }
 
     /// URL of page `i` of the host named `host` (its [`Arranged::host_name`], looked up once for
