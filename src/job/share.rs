@@ -1,8 +1,8 @@
 //! What the workers of one process share: the units of work of each table they read (the page
-//! set, and the tables keyed by URL), handed out as the workers ask for them. Split in a fixed share, the worker whose
-//! units cost more read on while the other waited for it: 0.35-0.5 s of one core at the end of
-//! reading on the 10M benches. Threads share memory; processes share nothing, and split the units
-//! between them as before.
+//! set, and the tables keyed by URL), handed out as the workers ask for them. Split in a fixed
+//! share, the worker whose units cost more read on while the other waited for it: 0.35-0.5 s of
+//! one core at the end of reading on the 10M benches. Threads share memory; processes share
+//! nothing, and split the units between them as before.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -62,8 +62,8 @@ pub fn worker(
     plan.check_crawlers(loaded.hosts)?;
     let learned = learn_rates(
         &mut reducer,
-        &mut channels,
         share,
+        &mut channels,
         plan,
         &mut loaded,
         &progress,
@@ -201,8 +201,8 @@ fn night(
 /// and the pages' change rates replaced by the estimates.
 fn learn_rates(
     reducer: &mut Reducer<'_>,
-    channels: &mut Channels,
     share: &ProcessShare,
+    channels: &mut Channels,
     plan: &RunPlan,
     loaded: &mut Loaded,
     progress: &Progress,
