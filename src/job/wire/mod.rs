@@ -9,6 +9,7 @@ pub mod due;
 pub mod host_memo;
 pub mod learned;
 pub mod origins;
+pub mod plain;
 pub mod rated;
 pub mod rows;
 pub mod visits;
