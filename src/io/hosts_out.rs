@@ -30,12 +30,19 @@ pub struct HostRow<'a> {
 pub struct HostRows {
     names: String,
     /// End of each row's name in `names`.
+    #[serde(with = "crate::plain")]
     name_end: Vec<u64>,
+    #[serde(with = "crate::plain")]
     crawler: Vec<u32>,
+    #[serde(with = "crate::plain")]
     cap: Vec<f64>,
+    #[serde(with = "crate::plain")]
     demand: Vec<f64>,
+    #[serde(with = "crate::plain")]
     budget: Vec<f64>,
+    #[serde(with = "crate::plain::bools")]
     capped: Vec<bool>,
+    #[serde(with = "crate::plain")]
     multiplier: Vec<f64>,
 }
 

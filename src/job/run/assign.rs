@@ -107,7 +107,7 @@ fn local_crawlers(local: &[LocalHost], all: &[(u64, f64)], assignment: &[u32]) -
 #[derive(Clone, Default, Serialize, Deserialize)]
 struct HostLoads {
     hosts: Vec<(u64, f64)>,
-    #[serde(with = "crate::job::wire::plain")]
+    #[serde(with = "crate::plain")]
     first: Vec<u32>,
 }
 

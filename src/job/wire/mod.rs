@@ -9,7 +9,6 @@ pub mod due;
 pub mod host_memo;
 pub mod learned;
 pub mod origins;
-pub mod plain;
 pub mod rated;
 pub mod rows;
 pub mod visits;

@@ -16,7 +16,7 @@ pub struct Origins {
     #[serde(with = "serde_bytes")]
     steps: Vec<u8>,
     /// The origin of every [`BLOCK`]-th row.
-    #[serde(with = "super::plain")]
+    #[serde(with = "crate::plain")]
     marks: Vec<u64>,
     /// (row, origin) of the rows inside a block whose step does not fit in 1..=255 (a new file or
     /// row group, rows routed elsewhere in between), by row.

@@ -24,29 +24,29 @@ pub struct RatedBatch {
     #[serde(with = "serde_bytes")]
     rest_text: Vec<u8>,
     /// End of each row's rest in `rest_text`.
-    #[serde(with = "super::plain")]
+    #[serde(with = "crate::plain")]
     rest_end: Vec<u32>,
     /// Each row's URL form, as its `u8`.
     #[serde(with = "serde_bytes")]
     form: Vec<u8>,
     /// Importance as read (the input's column, whatever the solver made of it).
-    #[serde(with = "super::plain")]
+    #[serde(with = "crate::plain")]
     pub importance: Vec<f64>,
     /// Changes per day.
-    #[serde(with = "super::plain")]
+    #[serde(with = "crate::plain")]
     pub change_rate: Vec<f64>,
-    #[serde(with = "super::plain::bools")]
+    #[serde(with = "crate::plain::bools")]
     pub complete_obs: Vec<bool>,
     /// Crawls per day.
-    #[serde(with = "super::plain")]
+    #[serde(with = "crate::plain")]
     pub crawl_rate: Vec<f64>,
     /// The rolling schedule: seconds between fetches, the last fetch known before the night and
     /// the next due, microseconds since the epoch (i64::MIN: never fetched).
-    #[serde(with = "super::plain")]
+    #[serde(with = "crate::plain")]
     pub interval_s: Vec<f64>,
-    #[serde(with = "super::plain")]
+    #[serde(with = "crate::plain")]
     pub last_fetch_us: Vec<i64>,
-    #[serde(with = "super::plain")]
+    #[serde(with = "crate::plain")]
     pub next_fetch_us: Vec<i64>,
     /// The runs of rows of one host, in the sender's canonical order (a host larger than a
     /// batch is sent in several runs, each saying the page it starts at).

@@ -29,34 +29,34 @@ pub struct RowBatch {
     #[serde(with = "serde_bytes")]
     host_text: Vec<u8>,
     /// End of each of the batch's hosts in `host_text`.
-    #[serde(with = "super::plain")]
+    #[serde(with = "crate::plain")]
     host_end: Vec<u32>,
     /// The rest of each row's URL after its scheme and host ([`Form`]; the whole URL when it does
     /// not start with them), back to back.
     #[serde(with = "serde_bytes")]
     rest_text: Vec<u8>,
     /// End of each row's rest in `rest_text`.
-    #[serde(with = "super::plain")]
+    #[serde(with = "crate::plain")]
     rest_end: Vec<u32>,
     /// Each row's host, an index into the batch's hosts.
-    #[serde(with = "super::plain")]
+    #[serde(with = "crate::plain")]
     host: Vec<u32>,
     /// Each row's [`Form`], as its `u8`, with [`URLS_OWN_KEY`] set where the row's key is its
     /// URL's own.
     #[serde(with = "serde_bytes")]
     form: Vec<u8>,
-    #[serde(with = "super::plain")]
+    #[serde(with = "crate::plain")]
     pub importance: Vec<f64>,
     /// Changes per day.
-    #[serde(with = "super::plain")]
+    #[serde(with = "crate::plain")]
     pub change_rate: Vec<f64>,
-    #[serde(with = "super::plain::bools")]
+    #[serde(with = "crate::plain::bools")]
     pub complete_obs: Vec<bool>,
     /// Each row's own refetch-interval bounds, seconds (NaN: none); empty when no input file has
     /// them.
-    #[serde(with = "super::plain")]
+    #[serde(with = "crate::plain")]
     pub min_interval_s: Vec<f64>,
-    #[serde(with = "super::plain")]
+    #[serde(with = "crate::plain")]
     pub max_interval_s: Vec<f64>,
     /// Each row's origin, packed ([`claims::pack`]) and held as steps of a byte ([`Origins`]:
     /// a packed origin takes 8 bytes, an [`Origin`] 16).

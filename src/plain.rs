@@ -1,9 +1,9 @@
-//! Columns of numbers between processes as one byte string each (`#[serde(with = "plain")]`, and
-//! [`bools`] for flags): bincode, which timely encodes every record crossing a process with,
-//! writes and reads a `Vec<f64>` one element at a time through its writer, and sizes it first by a
-//! second walk over every element. As one byte string a column is sized by its length and copied
-//! whole, and decoded into a vector of exactly its length (bincode grew one by doubling from a
-//! capped guess).
+//! Columns of numbers between processes as one byte string each (`#[serde(with =
+//! "crate::plain")]`, and [`bools`] for flags): bincode, which timely encodes every record
+//! crossing a process with, writes and reads a `Vec<f64>` one element at a time through its
+//! writer, and sizes it first by a second walk over every element. As one byte string a column is
+//! sized by its length and copied whole, and decoded into a vector of exactly its length (bincode
+//! grew one by doubling from a capped guess).
 //!
 //! The bytes are the values' little-endian bytes, the order bincode gives them: on a
 //! little-endian machine the column's own memory, copied as is.
