@@ -18,6 +18,17 @@ pub struct PerDay(pub f64);
 #[serde(transparent)]
 pub struct Seconds(pub f64);
 
+impl PerDay {
+    /// The time between events at this rate: a day over the rate; infinite at a rate of 0 (never).
+    pub fn interval(self) -> Seconds {
+        Seconds(if self.0 > 0.0 {
+            SECONDS_PER_DAY / self.0
+        } else {
+            f64::INFINITY
+        })
+    }
+}
+
 impl Seconds {
     /// This duration in days.
     pub fn days(self) -> f64 {
@@ -34,4 +45,22 @@ pub fn politeness_cap(min_delay: Seconds) -> PerDay {
 /// Fetches per horizon for a rate per day.
 pub fn per_horizon(rate: PerDay, horizon: Seconds) -> f64 {
     rate.0 * horizon.days()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interval_is_a_day_over_the_rate_and_never_at_none() {
+        assert_eq!(PerDay(2.0).interval(), Seconds(43_200.0));
+        assert_eq!(
+            PerDay(86_400.0 / 7.0).interval().0,
+            86_400.0 / (86_400.0 / 7.0)
+        );
+        assert_eq!(PerDay(1e-300).interval().0, 86_400.0 / 1e-300);
+        for none in [0.0, -0.0] {
+            assert_eq!(PerDay(none).interval(), Seconds(f64::INFINITY), "{none:?}");
+        }
+    }
 }

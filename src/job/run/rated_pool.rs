@@ -73,7 +73,6 @@ mod tests {
             change_rate: &ones,
             complete_obs: &flags,
             crawl_rate: &ones,
-            fetch_interval_s: &ones,
             last_fetch_us: &times,
             next_fetch_us: &times,
         });

@@ -466,7 +466,6 @@ mod tests {
                         change_rate: x / 7.0,
                         complete_obs: r % 2 == 0,
                         crawl_rate: 1.0 + x / 3.0,
-                        interval_s: 86_400.0 / (1.0 + x / 3.0),
                         last_fetch_us: if r % 5 == 0 { NEVER } else { x as i64 },
                         next_fetch_us: 2 * x as i64,
                     };

@@ -142,7 +142,6 @@ impl RatesSender {
                     change_rate: &a.pages.change_rate()[pages.clone()],
                     complete_obs: &a.pages.complete_obs()[pages.clone()],
                     crawl_rate: &s.rates[pages],
-                    fetch_interval_s: &self.schedule.interval_s[k..j],
                     last_fetch_us,
                     next_fetch_us: &self.next_us,
                 });

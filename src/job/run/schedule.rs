@@ -4,7 +4,7 @@
 //! write phase asks for them.
 
 use revisit_core::schedule::due::{due_in_night, host_phases_into, next_due, Anchor, Standing};
-use revisit_core::units::{Seconds, SECONDS_PER_DAY};
+use revisit_core::units::{PerDay, Seconds};
 
 use super::solve::Solved;
 use super::state::{Known, NEVER};
@@ -61,14 +61,11 @@ impl Schedule<'_> {
         let (arranged, known, start) = (self.arranged, self.known, self.start_us);
         let range = arranged.pages.host_pages(h);
         s.interval_s.clear();
-        s.interval_s
-            .extend(self.rates[range.clone()].iter().map(|&r| {
-                if r > 0.0 {
-                    SECONDS_PER_DAY / r
-                } else {
-                    f64::INFINITY
-                }
-            }));
+        s.interval_s.extend(
+            self.rates[range.clone()]
+                .iter()
+                .map(|&r| PerDay(r).interval().0),
+        );
         s.next_s.clear();
         s.next_s.resize(range.len(), f64::INFINITY);
         // a host's own offset decorrelates hosts; its URLs' phases come from one sequence

@@ -37,13 +37,11 @@ pub struct RatedBatch {
     pub change_rate: Vec<f64>,
     #[serde(with = "crate::plain::bools")]
     pub complete_obs: Vec<bool>,
-    /// Crawls per day.
+    /// Crawls per day (the seconds between them follow: the writer works them out).
     #[serde(with = "crate::plain")]
     pub crawl_rate: Vec<f64>,
-    /// The rolling schedule: seconds between fetches, the last fetch known before the night and
-    /// the next due, microseconds since the epoch (i64::MIN: never fetched).
-    #[serde(with = "crate::plain")]
-    pub interval_s: Vec<f64>,
+    /// The rolling schedule: the last fetch known before the night and the next due, microseconds
+    /// since the epoch (i64::MIN: never fetched).
     #[serde(with = "crate::plain")]
     pub last_fetch_us: Vec<i64>,
     #[serde(with = "crate::plain")]
@@ -71,7 +69,6 @@ pub struct RatedRow {
     pub change_rate: f64,
     pub complete_obs: bool,
     pub crawl_rate: f64,
-    pub interval_s: f64,
     pub last_fetch_us: i64,
     pub next_fetch_us: i64,
 }
@@ -116,7 +113,6 @@ impl RatedBatch {
             change_rate: Vec::with_capacity(rows),
             complete_obs: Vec::with_capacity(rows),
             crawl_rate: Vec::with_capacity(rows),
-            interval_s: Vec::with_capacity(rows),
             last_fetch_us: Vec::with_capacity(rows),
             next_fetch_us: Vec::with_capacity(rows),
             runs: Vec::new(),
@@ -137,7 +133,6 @@ impl RatedBatch {
             change_rate,
             complete_obs,
             crawl_rate,
-            interval_s,
             last_fetch_us,
             next_fetch_us,
             runs,
@@ -150,7 +145,6 @@ impl RatedBatch {
         change_rate.clear();
         complete_obs.clear();
         crawl_rate.clear();
-        interval_s.clear();
         last_fetch_us.clear();
         next_fetch_us.clear();
         runs.clear();
@@ -200,7 +194,6 @@ impl RatedBatch {
             change_rate: &[row.change_rate],
             complete_obs: &[row.complete_obs],
             crawl_rate: &[row.crawl_rate],
-            fetch_interval_s: &[row.interval_s],
             last_fetch_us: &[row.last_fetch_us],
             next_fetch_us: &[row.next_fetch_us],
         });
@@ -234,7 +227,6 @@ impl RatedBatch {
         extend_short(&mut self.change_rate, run.change_rate);
         extend_short(&mut self.complete_obs, run.complete_obs);
         extend_short(&mut self.crawl_rate, run.crawl_rate);
-        extend_short(&mut self.interval_s, run.fetch_interval_s);
         extend_short(&mut self.last_fetch_us, run.last_fetch_us);
         extend_short(&mut self.next_fetch_us, run.next_fetch_us);
     }
@@ -257,7 +249,6 @@ impl RatedBatch {
             change_rate: &self.change_rate,
             complete_obs: &self.complete_obs,
             crawl_rate: &self.crawl_rate,
-            fetch_interval_s: &self.interval_s,
             last_fetch_us: &self.last_fetch_us,
             next_fetch_us: &self.next_fetch_us,
         };
@@ -297,7 +288,6 @@ impl RatedBatch {
             + room_bytes(&self.change_rate)
             + room_bytes(&self.complete_obs)
             + room_bytes(&self.crawl_rate)
-            + room_bytes(&self.interval_s)
             + room_bytes(&self.last_fetch_us)
             + room_bytes(&self.next_fetch_us)
             + room_bytes(&self.runs)
@@ -323,7 +313,6 @@ mod tests {
             change_rate: 0.5,
             complete_obs: false,
             crawl_rate,
-            interval_s: 86_400.0 / crawl_rate,
             last_fetch_us: i64::MIN,
             next_fetch_us: 0,
         };
@@ -354,7 +343,6 @@ mod tests {
             let change_rate: Vec<f64> = (0..n).map(|i| at(i) / 3.0).collect();
             let complete_obs: Vec<bool> = (0..n).map(|i| i % 2 == 0).collect();
             let crawl_rate: Vec<f64> = (0..n).map(|i| at(i) * 7.0).collect();
-            let interval_s: Vec<f64> = (0..n).map(|i| 86_400.0 / at(i)).collect();
             let next: Vec<i64> = (0..n as i64).map(|i| 2_000 * i + 1).collect();
             let rests: Vec<String> = (0..n).map(|i| format!("/p/{i}")).collect();
             let url = |i: usize| Url::new(Form::Https, b"a.example", rests[i].as_bytes());
@@ -374,7 +362,6 @@ mod tests {
                         change_rate: change_rate[i],
                         complete_obs: complete_obs[i],
                         crawl_rate: crawl_rate[i],
-                        interval_s: interval_s[i],
                         last_fetch_us: last[i],
                         next_fetch_us: next[i],
                     };
@@ -388,7 +375,6 @@ mod tests {
                     change_rate: &change_rate,
                     complete_obs: &complete_obs,
                     crawl_rate: &crawl_rate,
-                    fetch_interval_s: &interval_s,
                     last_fetch_us: &last,
                     next_fetch_us: &next,
                 });
