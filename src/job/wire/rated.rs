@@ -216,7 +216,7 @@ impl RatedBatch {
     /// Appends the numbers of `run`, rows of the current host whose URLs were pushed last (its
     /// host and flag are not read: [`RatedBatch::start_host`] gave them): a host's rows in page
     /// order come as slices of its columns, copied a run at a time, not pushed a row at a time
-    /// into seven vectors.
+    /// into six vectors.
     pub fn push_numbers(&mut self, run: &RateRun<'_>) {
         debug_assert_eq!(
             self.importance.len() + run.len(),
