@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Proves that two revisit binaries show a user the same thing: runs the same commands (run with 1
-# and 2 workers, with and without --timetable (cyclic and rolling), as 2 processes; evaluate, sweep,
+# and 2 workers, with and without --timetable (cyclic and rolling), as 2 processes; the next night
+# from a run's output (--previous) and with learned change rates (--history); evaluate, sweep,
 # simulate's nightly loop, estimate, gen) with each binary into its own folder, then compares the
 # two trees file by file (scripts/compare_outputs.py: Parquet column by column to the bit, JSON without the timings,
 # every other file byte for byte). Prints one line per case and exits 1 on any difference.
@@ -79,6 +80,16 @@ cases() {
     --start 2026-11-23T00:00:00Z --out "$d/run-w2-timetable-start/out"
   two_processes "$set/run-2-processes" "$bin" run "${p[@]}" -q --timetable \
     --out "$d/run-2-processes/out"
+  # the next night: the state joined by URL, last night's visits taken as the fetches made (the
+  # fetch log's join), or its due times when it made no timetable; and change rates learned
+  one "$set/run-w2-previous" "$bin" run "${p[@]}" -q -w 2 --timetable \
+    --previous "$d/run-w2-timetable-start/out" --out "$d/run-w2-previous/out"
+  one "$set/run-w1-previous-due" "$bin" run "${p[@]}" -q -w 1 \
+    --previous "$d/run-w2/out" --out "$d/run-w1-previous-due/out"
+  two_processes "$set/run-2-processes-previous" "$bin" run "${p[@]}" -q --timetable \
+    --previous "$d/run-w2-timetable-start/out" --out "$d/run-2-processes-previous/out"
+  one "$set/run-w2-learn" "$bin" run "${p[@]}" -q -w 2 --history "$history" \
+    --out "$d/run-w2-learn/out"
 
   # --rates=PATH, not --rates PATH: --rates takes several values and would swallow the page set.
   one "$set/evaluate-rates" "$bin" evaluate --rates="$d/run-w2/out/rates" "${p[@]}" \

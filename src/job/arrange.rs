@@ -1,9 +1,9 @@
 //! From the rows a worker received to its solver arena: grouped by host in a canonical order
 //! (independent of arrival order and worker count), duplicates removed, caps joined.
 
-use super::flag_sort::{flag_pass, RADIX};
+use super::flag_sort::{flag_pass, sort_by_wide_key, RADIX};
 use super::heap;
-use super::keys::host_id;
+use super::keys::{host_id, UrlKey};
 use super::url_text::{Form, Rests, Url};
 use super::wire::rows::RowBatch;
 use super::wire::BATCH_TEXT_BYTES;
@@ -127,13 +127,15 @@ impl Arranged {
 
     /// Every page as (URL key, page index), sorted by key: the side of a merge-join with a table
     /// keyed by URL (a binary search per page missed the cache at every step of 10M-row tables).
-    pub fn pages_by_url_key(&self) -> Vec<(u128, u32)> {
-        let mut pages: Vec<(u128, u32)> = self
-            .urls()
-            .enumerate()
-            .map(|(i, url)| (url.id(), i as u32))
-            .collect();
-        pages.sort_unstable();
+    /// 24 bytes a page; sorted by radix passes (the keys are hashes).
+    pub fn pages_by_url_key(&self) -> Vec<(UrlKey, u32)> {
+        let mut pages: Vec<(UrlKey, u32)> = Vec::with_capacity(self.pages.len());
+        pages.extend(
+            self.urls()
+                .enumerate()
+                .map(|(i, url)| (UrlKey::from(url.id()), i as u32)),
+        );
+        sort_by_wide_key(&mut pages, |p| p.0.halves(), |a, b| a.1.cmp(&b.1));
         pages
     }
 }

@@ -1,13 +1,17 @@
 //! Rows of a table keyed by URL, sent to the worker of their host: how evaluated rates and visits,
 //! the previous night's state and fetch logs meet the pages they are about.
 
+use std::cmp::Ordering;
+
 use anyhow::{bail, Result};
 use revisit_core::reduce::{AllReduce, Combine};
 use serde::{Deserialize, Serialize};
 use timely::ExchangeData;
 
 use super::channel::{Reducer, Shuffle};
-use super::keys::{url_id, worker_of_host};
+use super::flag_sort::sort_by_wide_key;
+use super::heap;
+use super::keys::{worker_of_host, UrlKey};
 use super::share::ProcessShare;
 use crate::io::politeness_key::PolitenessKey;
 use crate::io::rates_in::InvalidRate;
@@ -25,7 +29,33 @@ pub struct ByHost<'a> {
 const PAIRS_PER_MESSAGE: usize = 1 << 16;
 
 /// A message of (url key, value) pairs for one worker.
-pub type KeyedMessage<V = f64> = (u32, Vec<(u128, V)>);
+pub type KeyedMessage<V = f64> = (u32, Vec<(UrlKey, V)>);
+
+/// The pairs of the `received` messages in one vector, sorted by URL key, pairs of one key by
+/// `tie`: the table's side of a merge-join with [`super::arrange::Arranged::pages_by_url_key`].
+///
+/// The vector is allocated once at the pairs' count (collected from an iterator of messages it
+/// grew by doubling, up to twice the table), and the messages are given back to the system as
+/// they are copied, so the table is held about once, not twice. Sorted by radix passes on the
+/// key, which is a hash (comparison sorts of 10M pairs took a fifth of a nightly state phase).
+pub fn sorted_pairs<V>(
+    received: Vec<KeyedMessage<V>>,
+    tie: impl Fn(&V, &V) -> Ordering + Copy,
+) -> Vec<(UrlKey, V)> {
+    let mut pairs = Vec::with_capacity(received.iter().map(|m| m.1.len()).sum());
+    let mut copied = 0;
+    for (_, message) in received {
+        copied += heap::room_bytes(&message);
+        pairs.extend(message);
+        if copied >= heap::GIVE_BACK_EVERY_BYTES {
+            heap::give_back_freed();
+            copied = 0;
+        }
+    }
+    heap::give_back_freed();
+    sort_by_wide_key(&mut pairs, |p| p.0.halves(), |a, b| tie(&a.1, &b.1));
+    pairs
+}
 
 /// Reads the `units` of a (url, host, value) table with `read_unit`, each on the worker of this
 /// process that takes it first from the process's `share`, and sends each (url key, value) to its
@@ -47,7 +77,7 @@ pub fn route_keyed<U: Copy, V: ExchangeData + Clone>(
 ) -> Result<(Vec<KeyedMessage<V>>, TableStatus)> {
     let ByHost { politeness, routes } = by_host;
     let peers = routes.peers();
-    let mut outgoing: Vec<Vec<(u128, V)>> = vec![Vec::new(); peers];
+    let mut outgoing: Vec<Vec<(UrlKey, V)>> = vec![Vec::new(); peers];
     let mut status = TableStatus::default();
     // Units are taken in order, so that every unit below one that fails is read, by one worker or
     // another: the lowest failing unit, and the first invalid row by (file, row), are the same
@@ -62,16 +92,20 @@ pub fn route_keyed<U: Copy, V: ExchangeData + Clone>(
             &mut |url, host, value| {
                 // the politeness key the pages were routed by (a table's own host column holds
                 // the key when it came from `run`; with ip-column, it must)
-                let host = match politeness {
-                    PolitenessKey::IpColumn => host.and_then(|h| politeness.table_value(h)),
-                    key => key.of(url, host, None).ok().map(|k| k.into_owned()),
+                let worker = |key: &str| worker_of_host(routes, key.as_bytes()) as usize;
+                let dest = match politeness {
+                    PolitenessKey::IpColumn => host
+                        .and_then(|h| politeness.table_value(h))
+                        .map(|k| worker(&k)),
+                    // the key borrowed where the host is normal already (every row a run wrote):
+                    // owning it cost an allocation a row
+                    key => key.of(url, host, None).ok().map(|k| worker(&k)),
                 };
-                let Some(host) = host else {
+                let Some(dest) = dest else {
                     unmatched += 1; // no key: it cannot be any page's URL
                     return;
                 };
-                let dest = worker_of_host(routes, host.as_bytes()) as usize;
-                outgoing[dest].push((url_id(url.as_bytes()), value));
+                outgoing[dest].push((UrlKey::of(url.as_bytes()), value));
                 if outgoing[dest].len() >= PAIRS_PER_MESSAGE {
                     channel.send((dest as u32, std::mem::take(&mut outgoing[dest])));
                 }

@@ -10,11 +10,12 @@ use revisit_core::reduce::{AllReduce, Combine};
 use serde::{Deserialize, Serialize};
 use timely::worker::Worker;
 
-use super::{fetch_time, optima, route_keyed, KeyedMessage};
+use super::{fetch_time, optima, route_keyed, sorted_pairs, KeyedMessage};
 use crate::io::inputs;
 use crate::io::rates_in;
 use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
+use crate::job::keys::UrlKey;
 use crate::job::load::{load, LoadChannels};
 use crate::job::progress::Progress;
 use crate::job::share::ProcessShare;
@@ -134,9 +135,8 @@ pub fn worker(
 /// host's spend against its cap; also each page's rate (0 without a row).
 fn join(received: Vec<KeyedMessage>, arranged: &Arranged) -> (Join, Vec<f64>) {
     // by URL key, in a canonical order so duplicates resolve alike (the lowest rate)
-    let mut pairs: Vec<(u128, f64)> = received.into_iter().flat_map(|m| m.1).collect();
-    // a total order (equal pairs are the same bits): sorted in place, with no scratch
-    pairs.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    // a total order (equal pairs are the same bits)
+    let mut pairs = sorted_pairs(received, f64::total_cmp);
     let before = pairs.len();
     pairs.dedup_by_key(|p| p.0);
     let pages = &arranged.pages;
@@ -150,7 +150,7 @@ fn join(received: Vec<KeyedMessage>, arranged: &Arranged) -> (Join, Vec<f64>) {
         let mut host = HostValue::default();
         let mut spend = 0.0;
         for i in pages.host_pages(h) {
-            let key = arranged.url(h, i).id();
+            let key = UrlKey::from(arranged.url(h, i).id());
             if let Ok(k) = pairs.binary_search_by(|p| p.0.cmp(&key)) {
                 rates[i] = pairs[k].1;
                 matched[k] = true;

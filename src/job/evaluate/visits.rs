@@ -23,11 +23,12 @@ use revisit_core::units::{Seconds, SECONDS_PER_DAY};
 use serde::{Deserialize, Serialize};
 use timely::worker::Worker;
 
-use super::{fetch_time, optima, route_keyed, KeyedMessage};
+use super::{fetch_time, optima, route_keyed, sorted_pairs, KeyedMessage};
 use crate::io::inputs;
 use crate::io::visits_in::{self, HorizonSource, VisitsFile};
 use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
+use crate::job::keys::UrlKey;
 use crate::job::load::{load, LoadChannels};
 use crate::job::progress::Progress;
 use crate::job::share::ProcessShare;
@@ -213,9 +214,8 @@ fn join(
     monte_carlo: Option<MonteCarloPlan>,
 ) -> (VisitsJoin, Vec<f64>) {
     // by URL key, times ascending, exact repeats dropped
-    let mut pairs: Vec<(u128, f64)> = received.into_iter().flat_map(|m| m.1).collect();
-    // a total order (equal pairs are the same bits): sorted in place, with no scratch
-    pairs.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    // a total order (equal pairs are the same bits)
+    let mut pairs = sorted_pairs(received, f64::total_cmp);
     let before = pairs.len();
     pairs.dedup_by(|a, b| a.0 == b.0 && a.1.to_bits() == b.1.to_bits());
     let pages = &arranged.pages;
@@ -230,7 +230,7 @@ fn join(
     for h in 0..pages.hosts() {
         host_times.clear();
         for i in pages.host_pages(h) {
-            let key = arranged.url(h, i).id();
+            let key = UrlKey::from(arranged.url(h, i).id());
             let lo = pairs.partition_point(|p| p.0 < key);
             let hi = lo + pairs[lo..].partition_point(|p| p.0 == key);
             page_times.clear();
@@ -241,7 +241,7 @@ fn join(
             let exact = join.value.add_page(mu, lambda, &page_times, horizon).stale;
             if let Some(mc) = monte_carlo {
                 // each page's own stream, from the seed and its URL: any worker count draws alike
-                let mut rng = ChaCha8Rng::seed_from_u64(mc.seed ^ (key as u64));
+                let mut rng = ChaCha8Rng::seed_from_u64(mc.seed ^ key.low());
                 match simulate_page(&page_times, lambda, horizon, mc.horizons, &mut rng) {
                     Some(sim) => {
                         join.simulated.add(mu * sim.stale.mean);

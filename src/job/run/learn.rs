@@ -18,7 +18,7 @@ use crate::io::learned;
 use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
 use crate::job::progress::Progress;
-use crate::job::route::{route_keyed, ByHost, KeyedMessage, TableStatus};
+use crate::job::route::{route_keyed, sorted_pairs, ByHost, KeyedMessage, TableStatus};
 use crate::job::share::ProcessShare;
 use crate::plan::run::LearnPlan;
 use crate::report::run::LearnCounts;
@@ -125,8 +125,7 @@ pub fn learn_rates(
     counts.state_rows = status.rows;
     counts.state_invalid = status.invalid + status.unmatched;
     note_invalid(&mut counts, &status);
-    let mut state: Vec<(u128, Vec<u8>)> = received.into_iter().flat_map(|m| m.1).collect();
-    state.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+    let mut state = sorted_pairs(received, |a, b| a.cmp(b));
     state.dedup_by_key(|s| s.0);
     let mut at = 0;
     let mut state_used = 0u64;
@@ -178,9 +177,9 @@ pub fn learn_rates(
         counts.history_invalid += status.invalid;
         counts.history_unknown_url += status.unmatched;
         note_invalid(&mut counts, &status);
-        let mut rows: Vec<(u128, ObservationValue)> =
-            received.into_iter().flat_map(|m| m.1).collect();
-        rows.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1 .0.total_cmp(&b.1 .0)));
+        // by time, then flags: a total order, so arrival order never decides which of two
+        // observations at one time comes first
+        let rows = sorted_pairs(received, |a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         let mut at = 0;
         let mut matched = 0u64;
         for &(key, i) in &pages {

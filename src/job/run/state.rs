@@ -12,8 +12,9 @@ use crate::io::rates_in::InvalidRate;
 use crate::io::state_in;
 use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
+use crate::job::keys::UrlKey;
 use crate::job::progress::Progress;
-use crate::job::route::{route_keyed, ByHost, KeyedMessage, TableStatus};
+use crate::job::route::{route_keyed, sorted_pairs, ByHost, KeyedMessage, TableStatus};
 use crate::job::share::ProcessShare;
 use crate::plan::run::{Fetches, SchedulePlan};
 use crate::report::clock::Moment;
@@ -130,7 +131,7 @@ pub fn known(
         Fetches::PlannedVisits(paths) => fetched_in::open_planned(paths)?,
         Fetches::Unknown | Fetches::PlannedDueTimes => Vec::new(),
     };
-    let mut state: Vec<(u128, StateValue)> = Vec::new();
+    let mut state: Vec<(UrlKey, StateValue)> = Vec::new();
     if let (Some(prev), Some(channel)) = (&previous, channels.state.as_mut()) {
         let units = state_in::units(prev);
         let (received, status) = route_keyed(
@@ -162,10 +163,9 @@ pub fn known(
         counts.state_rows = status.rows;
         counts.state_invalid = status.invalid + status.unmatched;
         note(&status);
-        state = received.into_iter().flat_map(|m| m.1).collect();
-        one_row_per_url(&mut state);
+        state = one_row_per_url(received);
     }
-    let mut log: Vec<(u128, LogValue)> = Vec::new();
+    let mut log: Vec<(UrlKey, LogValue)> = Vec::new();
     if let Some(channel) = channels.log.as_mut() {
         let units = fetched_in::units(&logs);
         let (received, status) = route_keyed(
@@ -188,13 +188,8 @@ pub fn known(
         counts.log_invalid = status.invalid;
         counts.log_unknown_url = status.unmatched;
         note(&status);
-        log = received.into_iter().flat_map(|m| m.1).collect();
-        // a total order (equal rows are the same row): sorted in place, with no scratch
-        log.sort_unstable_by(|a, b| {
-            a.0.cmp(&b.0)
-                .then(a.1 .0.cmp(&b.1 .0))
-                .then(a.1 .1.cmp(&b.1 .1))
-        });
+        // a total order (equal rows are the same row)
+        log = sorted_pairs(received, |a, b| a.cmp(b));
         let before = log.len();
         log.dedup_by(|a, b| a.0 == b.0 && a.1 .0 == b.1 .0);
         counts.log_duplicate = (before - log.len()) as u64;
@@ -208,6 +203,7 @@ pub fn known(
     // Join: the pages in key order against the state and the log, sorted by key too (a merge;
     // a binary search per page missed the cache at every step of 10M-row tables).
     let start = plan.start_us;
+    let due_times_as_fetched = fetches == Fetches::PlannedDueTimes;
     let pages = arranged.pages_by_url_key();
     let (mut state_used, mut log_matched) = (0u64, 0u64);
     let (mut at_state, mut at_log) = (0usize, 0usize);
@@ -238,7 +234,7 @@ pub fn known(
             next: next as f64,
             interval: tau * MICROS_PER_S,
         });
-        if fetches == Fetches::PlannedDueTimes {
+        if due_times_as_fetched {
             // no log, no timetable: the previous night's due times count as fetched as planned
             latest = plan_of
                 .and_then(|p| last_planned_before(p.next, p.interval, start as f64))
@@ -288,17 +284,15 @@ pub fn known(
     Ok(known)
 }
 
-/// One row per URL of the state: a revisit output has no repeats; if another table does, the
-/// first by next due time wins, then by last fetch and interval, so that the rows' arrival order
-/// (which worker read which unit) never decides. A total order, so sorted in place.
-fn one_row_per_url(state: &mut Vec<(u128, StateValue)>) {
-    state.sort_unstable_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then(a.1 .1.cmp(&b.1 .1))
-            .then(a.1 .0.cmp(&b.1 .0))
-            .then(a.1 .2.total_cmp(&b.1 .2))
+/// The state's rows by URL key, one a URL: a revisit output has no repeats; if another table does,
+/// the first by next due time wins, then by last fetch and interval, so that the rows' arrival
+/// order (which worker read which unit) never decides.
+fn one_row_per_url(received: Vec<KeyedMessage<StateValue>>) -> Vec<(UrlKey, StateValue)> {
+    let mut state = sorted_pairs(received, |a, b| {
+        a.1.cmp(&b.1).then(a.0.cmp(&b.0)).then(a.2.total_cmp(&b.2))
     });
     state.dedup_by_key(|s| s.0);
+    state
 }
 
 #[cfg(test)]
@@ -307,20 +301,22 @@ mod tests {
 
     #[test]
     fn the_state_keeps_one_row_per_url_whatever_order_the_rows_arrive_in() {
-        // URL 1 three times with the same next due time, URL 2 with an earlier and a later one
+        let (one, two) = (UrlKey::from(1u128 << 64), UrlKey::from(2));
+        // URL one three times with the same next due time, URL two with an earlier and a later one
         let rows = vec![
-            (1u128, (30, 100, 7.0)),
-            (2, (5, 300, 1.0)),
-            (1, (10, 100, 7.0)),
-            (2, (9, 200, 2.0)),
-            (1, (10, 100, 3.0)),
+            (one, (30, 100, 7.0)),
+            (two, (5, 300, 1.0)),
+            (one, (10, 100, 7.0)),
+            (two, (9, 200, 2.0)),
+            (one, (10, 100, 3.0)),
         ];
-        let want = vec![(1u128, (10, 100, 3.0)), (2, (9, 200, 2.0))];
+        let want = vec![(two, (9, 200, 2.0)), (one, (10, 100, 3.0))];
         let mut orders = vec![rows.clone(), rows.iter().rev().copied().collect()];
         orders.push(vec![rows[4], rows[0], rows[3], rows[2], rows[1]]);
-        for mut state in orders {
-            one_row_per_url(&mut state);
-            assert_eq!(state, want);
+        for order in orders {
+            // in messages of two rows, as workers would send them
+            let received = order.chunks(2).map(|c| (0, c.to_vec())).collect();
+            assert_eq!(one_row_per_url(received), want);
         }
     }
 }
