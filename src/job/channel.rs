@@ -8,11 +8,15 @@ use std::time::{Duration, Instant};
 
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use serde_bytes::ByteBuf;
+use timely::communication::Push;
 use timely::container::CapacityContainerBuilder;
-use timely::dataflow::channels::pact::Exchange;
+use timely::dataflow::channels::pact::DistributorPact;
+use timely::dataflow::channels::pushers::exchange::Distributor;
+use timely::dataflow::channels::Message;
 use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::{Input, Probe};
 use timely::dataflow::{InputHandle, ProbeHandle};
+use timely::progress::Stamp;
 use timely::worker::Worker;
 use timely::ExchangeData;
 
@@ -61,7 +65,7 @@ impl<D: ExchangeData + Clone> Shuffle<D> {
             scope
                 .input_from(&mut input)
                 .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(
-                    Exchange::new(route),
+                    DistributorPact(Box::new(move |_peers| EachAtOnce(route))),
                     &name,
                     move |_, _| {
                         move |input, _output| {
@@ -94,6 +98,23 @@ impl<D: ExchangeData + Clone> Shuffle<D> {
     /// Sends one record (it travels when the worker steps).
     pub fn send(&mut self, record: D) {
         self.input.send(Envelope::Record(record));
+        // out of the input's buffer (and into [`EachAtOnce`]) now, not with 255 more
+        self.input.flush();
+    }
+
+    /// The records of this round that have arrived so far (the rest come with
+    /// [`Shuffle::finish_round`]): a worker that folds them in as they come holds only what is in
+    /// flight, not the round's whole table.
+    pub fn take_arrived(&mut self) -> Vec<D> {
+        self.take_round(*self.input.time())
+    }
+
+    /// The records of `round` received so far.
+    fn take_round(&mut self, round: u64) -> Vec<D> {
+        let mut received = self.received.borrow_mut();
+        let (this, later): (Vec<_>, Vec<_>) = received.drain(..).partition(|(r, _)| *r == round);
+        *received = later;
+        this.into_iter().map(|(_, d)| d).collect()
     }
 
     /// Ends this round: waits until every worker's records of the round have arrived, and returns
@@ -124,11 +145,32 @@ impl<D: ExchangeData + Clone> Shuffle<D> {
             }
         }
         self.ended.borrow_mut().retain(|&(r, _)| r > round);
-        let mut received = self.received.borrow_mut();
-        let (this, later): (Vec<_>, Vec<_>) = received.drain(..).partition(|(r, _)| *r == round);
-        *received = later;
-        this.into_iter().map(|(_, d)| d).collect()
+        self.take_round(round)
     }
+}
+
+/// Routes every record to its worker on its own, as it comes. Every record of a shuffle is a
+/// batch (of rows, of pairs, a partial), so it is worth a message: timely's own exchange gathered
+/// 256 records to a worker before it sent them, and with the state's batches of 65,536 rows that
+/// was the whole table, held by its senders until the round's end, and not folded in as it
+/// arrived.
+struct EachAtOnce<F>(F);
+
+impl<R, F: Fn(&R) -> u64> Distributor<Vec<R>> for EachAtOnce<F> {
+    fn partition<T: Clone, P: Push<Message<T, Vec<R>>>>(
+        &mut self,
+        container: &mut Vec<R>,
+        stamp: &Stamp<T>,
+        pushers: &mut [P],
+    ) {
+        let workers = pushers.len() as u64;
+        for record in container.drain(..) {
+            let to = (self.0(&record) % workers) as usize;
+            Message::push_at(&mut vec![record], stamp.clone(), &mut pushers[to]);
+        }
+    }
+
+    fn flush<T: Clone, P: Push<Message<T, Vec<R>>>>(&mut self, _: &Stamp<T>, _: &mut [P]) {}
 }
 
 /// A message of the all-reduce: (destination worker, source worker, serialised partial). The
@@ -200,5 +242,37 @@ impl AllReduce for Reducer<'_> {
             total.combine(p);
         }
         total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_arrives_while_its_round_is_still_open() {
+        let guards = timely::execute(timely::Config::process(2), |worker| {
+            let me = worker.index() as u32;
+            let mut shuffle = Shuffle::new(worker, "Test", |r: &(u32, u32)| r.0 as u64);
+            // one record to the other worker, one to itself
+            shuffle.send((1 - me, me));
+            shuffle.send((me, me));
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let mut arrived = Vec::new();
+            while arrived.len() < 2 && Instant::now() < deadline {
+                worker.step_or_park(Some(Duration::from_millis(1)));
+                arrived.extend(shuffle.take_arrived());
+            }
+            arrived.sort_unstable();
+            let rest = shuffle.finish_round(worker);
+            (arrived, rest)
+        })
+        .expect("two workers");
+        for (w, result) in guards.join().into_iter().enumerate() {
+            let (arrived, rest) = result.expect("a worker's result");
+            let w = w as u32;
+            assert_eq!(arrived, [(w, 0), (w, 1)], "worker {w}");
+            assert!(rest.is_empty(), "worker {w}: {rest:?}");
+        }
     }
 }

@@ -26,10 +26,13 @@ pub struct ByHost<'a> {
 }
 
 /// (url key, value) pairs in one message between workers.
-const PAIRS_PER_MESSAGE: usize = 1 << 16;
+pub const PAIRS_PER_MESSAGE: usize = 1 << 16;
+
+/// (url key, value) pairs of a table keyed by URL.
+pub type Pairs<V = f64> = Vec<(UrlKey, V)>;
 
 /// A message of (url key, value) pairs for one worker.
-pub type KeyedMessage<V = f64> = (u32, Vec<(UrlKey, V)>);
+pub type KeyedMessage<V = f64> = (u32, Pairs<V>);
 
 /// The pairs of the `received` messages in one vector, sorted by URL key, pairs of one key by
 /// `tie`: the table's side of a merge-join with [`super::arrange::Arranged::pages_by_url_key`].
@@ -39,12 +42,12 @@ pub type KeyedMessage<V = f64> = (u32, Vec<(UrlKey, V)>);
 /// they are copied, so the table is held about once, not twice. Sorted by radix passes on the
 /// key, which is a hash (comparison sorts of 10M pairs took a fifth of a nightly state phase).
 pub fn sorted_pairs<V>(
-    received: Vec<KeyedMessage<V>>,
+    received: Vec<Pairs<V>>,
     tie: impl Fn(&V, &V) -> Ordering + Copy,
-) -> Vec<(UrlKey, V)> {
-    let mut pairs = Vec::with_capacity(received.iter().map(|m| m.1.len()).sum());
+) -> Pairs<V> {
+    let mut pairs = Vec::with_capacity(received.iter().map(Vec::len).sum());
     let mut copied = 0;
-    for (_, message) in received {
+    for message in received {
         copied += heap::room_bytes(&message);
         pairs.extend(message);
         if copied >= heap::GIVE_BACK_EVERY_BYTES {
@@ -69,12 +72,43 @@ pub fn route_keyed<U: Copy, V: ExchangeData + Clone>(
     channel: &mut Shuffle<KeyedMessage<V>>,
     units: &[U],
     file_of: impl Fn(&U) -> usize,
+    read_unit: impl FnMut(
+        U,
+        &mut dyn FnMut(&str, Option<&str>, V),
+        &mut dyn FnMut(InvalidRate),
+    ) -> Result<u64>,
+) -> Result<(Vec<Pairs<V>>, TableStatus)> {
+    let mut received = Vec::new();
+    let status = route_keyed_folding(
+        by_host,
+        reducer,
+        share,
+        channel,
+        units,
+        file_of,
+        read_unit,
+        |pairs| received.push(pairs),
+    )?;
+    Ok((received, status))
+}
+
+/// [`route_keyed`], handing this worker's pairs to `fold` a message at a time as they arrive,
+/// while the table is still being read: a join that folds them in holds only what is in flight.
+#[allow(clippy::too_many_arguments)]
+pub fn route_keyed_folding<U: Copy, V: ExchangeData + Clone>(
+    by_host: ByHost<'_>,
+    reducer: &mut Reducer<'_>,
+    share: &ProcessShare,
+    channel: &mut Shuffle<KeyedMessage<V>>,
+    units: &[U],
+    file_of: impl Fn(&U) -> usize,
     mut read_unit: impl FnMut(
         U,
         &mut dyn FnMut(&str, Option<&str>, V),
         &mut dyn FnMut(InvalidRate),
     ) -> Result<u64>,
-) -> Result<(Vec<KeyedMessage<V>>, TableStatus)> {
+    mut fold: impl FnMut(Pairs<V>),
+) -> Result<TableStatus> {
     let ByHost { politeness, routes } = by_host;
     let peers = routes.peers();
     let mut outgoing: Vec<Vec<(UrlKey, V)>> = vec![Vec::new(); peers];
@@ -130,6 +164,7 @@ pub fn route_keyed<U: Copy, V: ExchangeData + Clone>(
             }
         }
         reducer.worker.step();
+        channel.take_arrived().into_iter().for_each(|m| fold(m.1));
     }
     for (dest, pairs) in outgoing.into_iter().enumerate() {
         if !pairs.is_empty() {
@@ -137,11 +172,12 @@ pub fn route_keyed<U: Copy, V: ExchangeData + Clone>(
         }
     }
     let received = channel.finish_round(reducer.worker);
+    received.into_iter().for_each(|m| fold(m.1));
     let status = reducer.all_reduce(status);
     if let Some((_, e)) = status.error {
         bail!(e);
     }
-    Ok((received, status))
+    Ok(status)
 }
 
 /// The rows of a table read by every worker: how many, how many unusable, the first of those.

@@ -10,7 +10,7 @@ use revisit_core::reduce::{AllReduce, Combine};
 use serde::{Deserialize, Serialize};
 use timely::worker::Worker;
 
-use super::{fetch_time, optima, route_keyed, sorted_pairs, KeyedMessage};
+use super::{fetch_time, optima, route_keyed, sorted_pairs, KeyedMessage, Pairs};
 use crate::io::inputs;
 use crate::io::rates_in;
 use crate::job::arrange::Arranged;
@@ -133,7 +133,7 @@ pub fn worker(
 
 /// Joins the received (url key, rate) pairs to this worker's pages: the rates' value and each
 /// host's spend against its cap; also each page's rate (0 without a row).
-fn join(received: Vec<KeyedMessage>, arranged: &Arranged) -> (Join, Vec<f64>) {
+fn join(received: Vec<Pairs>, arranged: &Arranged) -> (Join, Vec<f64>) {
     // by URL key, in a canonical order so duplicates resolve alike (the lowest rate)
     // a total order (equal pairs are the same bits)
     let mut pairs = sorted_pairs(received, f64::total_cmp);

@@ -23,7 +23,7 @@ use revisit_core::units::{Seconds, SECONDS_PER_DAY};
 use serde::{Deserialize, Serialize};
 use timely::worker::Worker;
 
-use super::{fetch_time, optima, route_keyed, sorted_pairs, KeyedMessage};
+use super::{fetch_time, optima, route_keyed, sorted_pairs, KeyedMessage, Pairs};
 use crate::io::inputs;
 use crate::io::visits_in::{self, HorizonSource, VisitsFile};
 use crate::job::arrange::Arranged;
@@ -208,7 +208,7 @@ pub fn worker(
 /// Joins the received (url key, at_s) pairs to this worker's pages: each page's visit times valued
 /// exactly, each host's gaps checked against its delay; also each page's visit count.
 fn join(
-    received: Vec<KeyedMessage>,
+    received: Vec<Pairs>,
     arranged: &Arranged,
     horizon: Seconds,
     monte_carlo: Option<MonteCarloPlan>,
