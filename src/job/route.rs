@@ -36,15 +36,23 @@ pub type KeyedMessage<V = f64> = (u32, Pairs<V>);
 
 /// The pairs of the `received` messages in one vector, sorted by URL key, pairs of one key by
 /// `tie`: the table's side of a merge-join with [`super::arrange::Arranged::pages_by_url_key`].
-///
-/// The vector is allocated once at the pairs' count (collected from an iterator of messages it
-/// grew by doubling, up to twice the table), and the messages are given back to the system as
-/// they are copied, so the table is held about once, not twice. Sorted by radix passes on the
-/// key, which is a hash (comparison sorts of 10M pairs took a fifth of a nightly state phase).
-pub fn sorted_pairs<V>(
+/// Sorted by radix passes on the key, which is a hash (comparison sorts of 10M pairs took a fifth
+/// of a nightly state phase).
+pub fn sorted_pairs<V: Copy>(
     received: Vec<Pairs<V>>,
     tie: impl Fn(&V, &V) -> Ordering + Copy,
 ) -> Pairs<V> {
+    let mut pairs = collected_pairs(received);
+    sort_by_wide_key(&mut pairs, |p| p.0.halves(), |a, b| tie(&a.1, &b.1));
+    pairs
+}
+
+/// The pairs of the `received` messages in one vector.
+///
+/// The vector is allocated once at the pairs' count (collected from an iterator of messages it
+/// grew by doubling, up to twice the table), and the messages are given back to the system as
+/// they are copied, so the table is held about once, not twice.
+pub fn collected_pairs<V>(received: Vec<Pairs<V>>) -> Pairs<V> {
     let mut pairs = Vec::with_capacity(received.iter().map(Vec::len).sum());
     let mut copied = 0;
     for message in received {
@@ -56,7 +64,6 @@ pub fn sorted_pairs<V>(
         }
     }
     heap::give_back_freed();
-    sort_by_wide_key(&mut pairs, |p| p.0.halves(), |a, b| tie(&a.1, &b.1));
     pairs
 }
 

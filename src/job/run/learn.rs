@@ -18,7 +18,9 @@ use crate::io::learned;
 use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
 use crate::job::progress::Progress;
-use crate::job::route::{route_keyed, sorted_pairs, ByHost, KeyedMessage, TableStatus};
+use crate::job::route::{
+    collected_pairs, route_keyed, sorted_pairs, ByHost, KeyedMessage, TableStatus,
+};
 use crate::job::share::ProcessShare;
 use crate::plan::run::LearnPlan;
 use crate::report::run::LearnCounts;
@@ -125,7 +127,9 @@ pub fn learn_rates(
     counts.state_rows = status.rows;
     counts.state_invalid = status.invalid + status.unmatched;
     note_invalid(&mut counts, &status);
-    let mut state = sorted_pairs(received, |a, b| a.cmp(b));
+    // the evidence's bytes are no fixed size, so not sorted by radix passes (they move the rows)
+    let mut state = collected_pairs(received);
+    state.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
     state.dedup_by_key(|s| s.0);
     let mut at = 0;
     let mut state_used = 0u64;
