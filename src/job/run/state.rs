@@ -329,8 +329,8 @@ pub fn known(
     Ok(known)
 }
 
-/// State rows folded into the pages at a time: sorted and merge-joined, they sweep the pages by
-/// key once. Folded a message (65,536 rows) at a time instead, each row's page was a cache miss
+/// How many state rows are folded into the pages at once: sorted and merge-joined, they sweep the
+/// pages by key once. Folded a message (65,536 rows) at a time instead, each row's page was a cache miss
 /// or more away from the last one's, and the state phase took twice as long as with the whole
 /// table sorted at once; 2^20 rows hold 40 MB.
 const FOLD_ROWS: usize = 1 << 20;
