@@ -117,9 +117,9 @@ pub fn route_keyed_folding<U: Copy, V: ExchangeData + Clone>(
     ) -> Result<u64>,
     mut fold: impl FnMut(Pairs<V>),
 ) -> Result<TableStatus> {
-    let ByHost { politeness, routes } = by_host;
-    let peers = routes.peers();
+    let peers = by_host.routes.peers();
     let mut outgoing: Vec<Vec<(UrlKey, V)>> = vec![Vec::new(); peers];
+    let mut workers = HostWorkers::new(by_host);
     let mut status = TableStatus::default();
     // Units are taken in order, so that every unit below one that fails is read, by one worker or
     // another: the lowest failing unit, and the first invalid row by (file, row), are the same
@@ -132,18 +132,7 @@ pub fn route_keyed_folding<U: Copy, V: ExchangeData + Clone>(
         let result = read_unit(
             unit,
             &mut |url, host, value| {
-                // the politeness key the pages were routed by (a table's own host column holds
-                // the key when it came from `run`; with ip-column, it must)
-                let worker = |key: &str| worker_of_host(routes, key.as_bytes()) as usize;
-                let dest = match politeness {
-                    PolitenessKey::IpColumn => host
-                        .and_then(|h| politeness.table_value(h))
-                        .map(|k| worker(&k)),
-                    // the key borrowed where the host is normal already (every row a run wrote):
-                    // owning it cost an allocation a row
-                    key => key.of(url, host, None).ok().map(|k| worker(&k)),
-                };
-                let Some(dest) = dest else {
+                let Some(dest) = workers.of(url, host) else {
                     unmatched += 1; // no key: it cannot be any page's URL
                     return;
                 };
@@ -188,6 +177,50 @@ pub fn route_keyed_folding<U: Copy, V: ExchangeData + Clone>(
     Ok(status)
 }
 
+/// The worker of each row's host ([`ByHost`]), the last host's kept: a given host alone decides a
+/// row's key, and the tables a run writes hold a host's rows one after another, so a row of the
+/// same host as the last one takes its worker without normalising and hashing the host again.
+struct HostWorkers<'a> {
+    by_host: ByHost<'a>,
+    last: Option<(String, Option<usize>)>,
+}
+
+impl<'a> HostWorkers<'a> {
+    fn new(by_host: ByHost<'a>) -> Self {
+        HostWorkers {
+            by_host,
+            last: None,
+        }
+    }
+
+    /// The worker of the row with `url` and host value `host` (None: the row has no key, so it
+    /// cannot be any page's URL).
+    fn of(&mut self, url: &str, host: Option<&str>) -> Option<usize> {
+        if let Some((_, dest)) = host.and_then(|h| self.last.as_ref().filter(|(l, _)| l == h)) {
+            return *dest;
+        }
+        let ByHost { politeness, routes } = self.by_host;
+        let worker = |key: &str| worker_of_host(routes, key.as_bytes()) as usize;
+        // the politeness key the pages were routed by (a table's own host column holds the key
+        // when it came from `run`; with ip-column, it must)
+        let dest = match politeness {
+            PolitenessKey::IpColumn => host
+                .and_then(|h| politeness.table_value(h))
+                .map(|k| worker(&k)),
+            // the key borrowed where the host is normal already (every row a run wrote): owning
+            // it cost an allocation a row
+            key => key.of(url, host, None).ok().map(|k| worker(&k)),
+        };
+        if let Some(h) = host {
+            let (last, last_dest) = self.last.get_or_insert_with(Default::default);
+            last.clear();
+            last.push_str(h);
+            *last_dest = dest;
+        }
+        dest
+    }
+}
+
 /// The rows of a table read by every worker: how many, how many unusable, the first of those.
 #[derive(Clone, Default, Serialize, Deserialize)]
 pub struct TableStatus {
@@ -224,6 +257,50 @@ impl Combine for TableStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kept_host_routes_as_a_host_worked_out_afresh() {
+        let routes = Routes::even(7);
+        let rows = [
+            ("https://a.example/1", Some("A.example")),
+            ("https://a.example/2", Some("A.example")),
+            ("https://b.example/1", Some("b.example.")),
+            ("https://b.example/2", None),
+            ("https://b.example/3", Some("b.example.")),
+            ("https://a.example/3", Some("A.example")),
+            ("https://x/", Some("not a host")),
+            ("https://x/2", Some("not a host")),
+            ("https://c.example/", Some("c.example")),
+        ];
+        for politeness in [
+            PolitenessKey::Host,
+            PolitenessKey::Domain,
+            PolitenessKey::IpColumn,
+        ] {
+            let by_host = ByHost {
+                politeness,
+                routes: &routes,
+            };
+            let mut kept = HostWorkers::new(by_host);
+            for (url, host) in rows {
+                // a fresh memo for every row: nothing kept
+                let afresh = HostWorkers::new(by_host).of(url, host);
+                assert_eq!(kept.of(url, host), afresh, "{politeness:?} {url} {host:?}");
+            }
+        }
+        // the hosts' workers differ, so a kept worker given to another host would show
+        let mut workers = HostWorkers::new(ByHost {
+            politeness: PolitenessKey::Host,
+            routes: &routes,
+        });
+        let hosts = ["a.example", "b.example", "c.example", "d.example"];
+        let dests: Vec<_> = hosts
+            .iter()
+            .map(|h| workers.of("https://x/", Some(h)))
+            .collect();
+        assert!(dests.iter().any(|d| *d != dests[0]), "{dests:?}");
+        assert_eq!(workers.of("https://x/", Some("not a host")), None);
+    }
 
     #[test]
     fn the_combined_status_fails_with_the_lowest_failing_unit_in_any_order_of_workers() {
