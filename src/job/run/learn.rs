@@ -127,7 +127,7 @@ pub fn learn_rates(
     counts.state_rows = status.rows;
     counts.state_invalid = status.invalid + status.unmatched;
     note_invalid(&mut counts, &status);
-    // the evidence's bytes are no fixed size, so not sorted by radix passes (they move the rows)
+    // a byte vector is not `Copy`, which the radix passes need (they carry rows by copying)
     let mut state = collected_pairs(received);
     state.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
     state.dedup_by_key(|s| s.0);
