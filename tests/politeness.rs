@@ -146,6 +146,33 @@ fn politeness_by_domain_and_by_an_ip_column() {
     assert_eq!(run_key("host").len(), 3);
     assert_eq!(run_key("domain"), vec!["example.co.uk", "other.example"]);
     assert_eq!(run_key("ip-column"), vec!["10.0.0.1", "10.0.0.2"]);
+    // the next night under each key finds every URL's state: the rows a run wrote come back to
+    // the pages of their key, on 1 worker as on 3
+    for key in ["host", "domain", "ip-column"] {
+        for workers in ["1", "3"] {
+            let out = tmp.path().join(format!("{key}-next-{workers}"));
+            run_ok(&[
+                "run",
+                input.to_str().unwrap(),
+                "--previous",
+                tmp.path().join(key).to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--politeness-key",
+                key,
+                "-q",
+                "-w",
+                workers,
+            ]);
+            let schedule = &summary(&out)["schedule"];
+            assert_eq!(
+                schedule["state_used"], 3,
+                "{key}, {workers} workers: {schedule}"
+            );
+            assert_eq!(schedule["state_dropped"], 0, "{key}, {workers} workers");
+            assert_eq!(schedule["urls_new"], 0, "{key}, {workers} workers");
+        }
+    }
     // an input without the column is refused, naming it
     let o = run(&[
         "run",

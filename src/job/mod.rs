@@ -18,6 +18,7 @@ pub mod identity;
 pub mod keys;
 pub mod load;
 pub mod mesh;
+pub mod page_key;
 pub mod progress;
 pub mod route;
 mod routing;

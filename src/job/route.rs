@@ -11,7 +11,8 @@ use timely::ExchangeData;
 use super::channel::{Reducer, Shuffle};
 use super::flag_sort::sort_by_wide_key;
 use super::heap;
-use super::keys::{worker_of_host, UrlKey};
+use super::keys::{host_id, UrlKey};
+use super::page_key::PageKey;
 use super::share::ProcessShare;
 use crate::io::politeness_key::PolitenessKey;
 use crate::io::rates_in::InvalidRate;
@@ -28,11 +29,32 @@ pub struct ByHost<'a> {
 /// (url key, value) pairs in one message between workers.
 pub const PAIRS_PER_MESSAGE: usize = 1 << 16;
 
-/// (url key, value) pairs of a table keyed by URL.
-pub type Pairs<V = f64> = Vec<(UrlKey, V)>;
+/// (key, value) pairs of a table keyed by URL: keyed by [`UrlKey`], or by [`PageKey`] where the
+/// join walks the pages in canonical order.
+pub type Pairs<V = f64, K = UrlKey> = Vec<(K, V)>;
 
-/// A message of (url key, value) pairs for one worker.
-pub type KeyedMessage<V = f64> = (u32, Pairs<V>);
+/// A message of (key, value) pairs for one worker.
+pub type KeyedMessage<V = f64, K = UrlKey> = (u32, Pairs<V, K>);
+
+/// How a row of a table keyed by URL is keyed between workers, from its host's identity and its
+/// URL.
+pub trait TableKey: ExchangeData + Copy {
+    fn of(host: u128, url: &str) -> Self;
+}
+
+impl TableKey for UrlKey {
+    #[inline]
+    fn of(_host: u128, url: &str) -> Self {
+        UrlKey::of(url.as_bytes())
+    }
+}
+
+impl TableKey for PageKey {
+    #[inline]
+    fn of(host: u128, url: &str) -> Self {
+        PageKey::new(host, UrlKey::of(url.as_bytes()))
+    }
+}
 
 /// The pairs of the `received` messages in one vector, sorted by URL key, pairs of one key by
 /// `tie`: the table's side of a merge-join with [`super::arrange::Arranged::pages_by_url_key`].
@@ -53,7 +75,7 @@ pub fn sorted_pairs<V: Copy>(
 /// The vector is allocated once at the pairs' count (collected from an iterator of messages it
 /// grew by doubling, up to twice the table), and the messages are given back to the system as
 /// they are copied, so the table is held about once, not twice.
-pub fn collected_pairs<V>(received: Vec<Pairs<V>>) -> Pairs<V> {
+pub fn collected_pairs<T>(received: Vec<Vec<T>>) -> Vec<T> {
     let mut pairs = Vec::with_capacity(received.iter().map(Vec::len).sum());
     let mut copied = 0;
     for message in received {
@@ -69,15 +91,15 @@ pub fn collected_pairs<V>(received: Vec<Pairs<V>>) -> Pairs<V> {
 }
 
 /// Reads the `units` of a (url, host, value) table with `read_unit`, each on the worker of this
-/// process that takes it first from the process's `share`, and sends each (url key, value) to its
+/// process that takes it first from the process's `share`, and sends each (key, value) to its
 /// host's worker (`by_host`); returns what this worker received and the read status every worker
 /// agrees on. Fails alike on every worker, with the error of the lowest unit that failed.
 #[allow(clippy::too_many_arguments)]
-pub fn route_keyed<U: Copy, V: ExchangeData + Clone>(
+pub fn route_keyed<U: Copy, V: ExchangeData + Clone, K: TableKey>(
     by_host: ByHost<'_>,
     reducer: &mut Reducer<'_>,
     share: &ProcessShare,
-    channel: &mut Shuffle<KeyedMessage<V>>,
+    channel: &mut Shuffle<KeyedMessage<V, K>>,
     units: &[U],
     file_of: impl Fn(&U) -> usize,
     read_unit: impl FnMut(
@@ -85,7 +107,7 @@ pub fn route_keyed<U: Copy, V: ExchangeData + Clone>(
         &mut dyn FnMut(&str, Option<&str>, V),
         &mut dyn FnMut(InvalidRate),
     ) -> Result<u64>,
-) -> Result<(Vec<Pairs<V>>, TableStatus)> {
+) -> Result<(Vec<Pairs<V, K>>, TableStatus)> {
     let mut received = Vec::new();
     let status = route_keyed_folding(
         by_host,
@@ -103,11 +125,11 @@ pub fn route_keyed<U: Copy, V: ExchangeData + Clone>(
 /// [`route_keyed`], handing this worker's pairs to `fold` a message at a time as they arrive,
 /// while the table is still being read: a join that folds them in holds only what is in flight.
 #[allow(clippy::too_many_arguments)]
-pub fn route_keyed_folding<U: Copy, V: ExchangeData + Clone>(
+pub fn route_keyed_folding<U: Copy, V: ExchangeData + Clone, K: TableKey>(
     by_host: ByHost<'_>,
     reducer: &mut Reducer<'_>,
     share: &ProcessShare,
-    channel: &mut Shuffle<KeyedMessage<V>>,
+    channel: &mut Shuffle<KeyedMessage<V, K>>,
     units: &[U],
     file_of: impl Fn(&U) -> usize,
     mut read_unit: impl FnMut(
@@ -115,10 +137,10 @@ pub fn route_keyed_folding<U: Copy, V: ExchangeData + Clone>(
         &mut dyn FnMut(&str, Option<&str>, V),
         &mut dyn FnMut(InvalidRate),
     ) -> Result<u64>,
-    mut fold: impl FnMut(Pairs<V>),
+    mut fold: impl FnMut(Pairs<V, K>),
 ) -> Result<TableStatus> {
     let peers = by_host.routes.peers();
-    let mut outgoing: Vec<Vec<(UrlKey, V)>> = vec![Vec::new(); peers];
+    let mut outgoing: Vec<Pairs<V, K>> = vec![Vec::new(); peers];
     let mut workers = HostWorkers::new(by_host);
     let mut status = TableStatus::default();
     // Units are taken in order, so that every unit below one that fails is read, by one worker or
@@ -132,11 +154,11 @@ pub fn route_keyed_folding<U: Copy, V: ExchangeData + Clone>(
         let result = read_unit(
             unit,
             &mut |url, host, value| {
-                let Some(dest) = workers.of(url, host) else {
+                let Some((dest, host)) = workers.of(url, host) else {
                     unmatched += 1; // no key: it cannot be any page's URL
                     return;
                 };
-                outgoing[dest].push((UrlKey::of(url.as_bytes()), value));
+                outgoing[dest].push((K::of(host, url), value));
                 if outgoing[dest].len() >= PAIRS_PER_MESSAGE {
                     channel.send((dest as u32, std::mem::take(&mut outgoing[dest])));
                 }
@@ -182,7 +204,7 @@ pub fn route_keyed_folding<U: Copy, V: ExchangeData + Clone>(
 /// same host as the last one takes its worker without normalising and hashing the host again.
 struct HostWorkers<'a> {
     by_host: ByHost<'a>,
-    last: Option<(String, Option<usize>)>,
+    last: Option<(String, Option<(usize, u128)>)>,
 }
 
 impl<'a> HostWorkers<'a> {
@@ -193,14 +215,17 @@ impl<'a> HostWorkers<'a> {
         }
     }
 
-    /// The worker of the row with `url` and host value `host` (None: the row has no key, so it
-    /// cannot be any page's URL).
-    fn of(&mut self, url: &str, host: Option<&str>) -> Option<usize> {
+    /// The worker of the row with `url` and host value `host`, and its host's identity (None:
+    /// the row has no key, so it cannot be any page's URL).
+    fn of(&mut self, url: &str, host: Option<&str>) -> Option<(usize, u128)> {
         if let Some((_, dest)) = host.and_then(|h| self.last.as_ref().filter(|(l, _)| l == h)) {
             return *dest;
         }
         let ByHost { politeness, routes } = self.by_host;
-        let worker = |key: &str| worker_of_host(routes, key.as_bytes()) as usize;
+        let worker = |key: &str| {
+            let id = host_id(key.as_bytes());
+            (routes.worker_of(id) as usize, id)
+        };
         // the politeness key the pages were routed by (a table's own host column holds the key
         // when it came from `run`; with ip-column, it must)
         let dest = match politeness {

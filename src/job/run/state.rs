@@ -1,9 +1,9 @@
 //! The state phase of a nightly `run`: the previous night's schedule (`--previous`) and the fetches
 //! that happened (`--fetched`, else the previous night's visits taken as made), read by every
-//! worker, sent to the worker of their URL's host and joined to its pages by URL. Every row is accounted for: used, about no page (a URL that left the
-//! page set, counted), in the future, a repeat, or invalid (the first named by file and row).
-
-use std::cmp::Ordering;
+//! worker, sent to the worker of their URL's host and joined to its pages by (host, URL). Every
+//! row is accounted for: used, about no page (a URL that left the page set, or whose politeness
+//! key is no longer the one it had: counted), in the future, a repeat, or invalid (the first named
+//! by file and row).
 
 use anyhow::{bail, Result};
 use revisit_core::reduce::AllReduce;
@@ -16,10 +16,10 @@ use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
 use crate::job::flag_sort::sort_by_wide_key;
 use crate::job::keys::UrlKey;
+use crate::job::page_key::{PageFinder, PageKey};
 use crate::job::progress::Progress;
 use crate::job::route::{
-    route_keyed, route_keyed_folding, sorted_pairs, ByHost, KeyedMessage, Pairs, TableStatus,
-    PAIRS_PER_MESSAGE,
+    collected_pairs, route_keyed, route_keyed_folding, ByHost, KeyedMessage, TableStatus,
 };
 use crate::job::share::ProcessShare;
 use crate::plan::run::{Fetches, SchedulePlan};
@@ -39,20 +39,26 @@ pub const NEVER: i64 = crate::io::rates_out::NEVER_FETCHED;
 
 /// The dataflows of the state phase (built on every worker, in this order, when the plan asks).
 pub struct StateChannels {
-    pub state: Option<Shuffle<KeyedMessage<StateValue>>>,
-    pub log: Option<Shuffle<KeyedMessage<LogValue>>>,
+    pub state: Option<Shuffle<KeyedMessage<StateValue, PageKey>>>,
+    pub log: Option<Shuffle<KeyedMessage<LogValue, PageKey>>>,
 }
 
 impl StateChannels {
     pub fn new(worker: &mut timely::worker::Worker, plan: &SchedulePlan) -> Self {
         StateChannels {
             state: plan.previous.is_some().then(|| {
-                Shuffle::new(worker, "StateByHost", |m: &KeyedMessage<StateValue>| {
-                    m.0 as u64
-                })
+                Shuffle::new(
+                    worker,
+                    "StateByHost",
+                    |m: &KeyedMessage<StateValue, PageKey>| m.0 as u64,
+                )
             }),
             log: plan.fetches().has_rows().then(|| {
-                Shuffle::new(worker, "LogByHost", |m: &KeyedMessage<LogValue>| m.0 as u64)
+                Shuffle::new(
+                    worker,
+                    "LogByHost",
+                    |m: &KeyedMessage<LogValue, PageKey>| m.0 as u64,
+                )
             }),
         }
     }
@@ -180,18 +186,19 @@ pub fn known(
         Fetches::PlannedVisits(paths) => fetched_in::open_planned(paths)?,
         Fetches::Unknown | Fetches::PlannedDueTimes => Vec::new(),
     };
-    // The pages by URL key: both tables are merge-joined against them (a binary search per row
-    // missed the cache at every step of 10M-row tables).
-    let pages = arranged.pages_by_url_key();
+    // Both tables are joined to the pages by (host, URL) identity, the pages' canonical order:
+    // the state as a run wrote it comes in that order, a host's rows together and its pages in
+    // order, so each message is folded in as it arrives by walking the pages forward. Joined by
+    // URL identity alone, the pages and each million state rows were sorted by it first (40% of
+    // the phase's time), and every row's page was a cache miss away from the last one's.
+    let urls = arranged.url_keys();
+    let mut finder = arranged.finder(&urls);
     // URLs of the state that are no page's (left the page set), each counted once
     let mut dropped: Vec<UrlKey> = Vec::new();
     if let (Some(prev), Some(channel)) = (&previous, channels.state.as_mut()) {
         known.next_us = vec![0; n];
         known.interval_s = vec![f64::NAN; n];
         let units = state_in::units(prev);
-        // Folded into the pages as the rows arrive, FOLD_ROWS at a time: held whole, the state
-        // (40 bytes a row) and its sorted copy were the peak of a nightly run.
-        let mut buffer: Pairs<StateValue> = Vec::with_capacity(FOLD_ROWS + PAIRS_PER_MESSAGE);
         let status = route_keyed_folding(
             by_host,
             reducer,
@@ -217,19 +224,13 @@ pub fn known(
                     invalid,
                 )
             },
-            |rows| {
-                buffer.extend(rows);
-                if buffer.len() >= FOLD_ROWS {
-                    fold_state(&mut known, &pages, &mut buffer, &mut dropped);
-                }
-            },
+            |rows| fold_state(&mut known, &mut finder, &rows, &mut dropped),
         )?;
-        fold_state(&mut known, &pages, &mut buffer, &mut dropped);
         counts.state_rows = status.rows;
         counts.state_invalid = status.invalid + status.unmatched;
         note(&status);
     }
-    let mut log: Vec<(UrlKey, LogValue)> = Vec::new();
+    let mut log: Vec<(PageKey, LogValue)> = Vec::new();
     if let Some(channel) = channels.log.as_mut() {
         let units = fetched_in::units(&logs);
         let (received, status) = route_keyed(
@@ -252,8 +253,13 @@ pub fn known(
         counts.log_invalid = status.invalid;
         counts.log_unknown_url = status.unmatched;
         note(&status);
-        // a total order (equal rows are the same row)
-        log = sorted_pairs(received, |a, b| a.cmp(b));
+        // in canonical order, then by value: a total order (equal rows are the same row)
+        log = collected_pairs(received);
+        sort_by_wide_key(
+            &mut log,
+            |r| r.0.host_halves(),
+            |a, b| (a.0.url, a.1).cmp(&(b.0.url, b.1)),
+        );
         let before = log.len();
         log.dedup_by(|a, b| a.0 == b.0 && a.1 .0 == b.1 .0);
         counts.log_duplicate = (before - log.len()) as u64;
@@ -267,8 +273,8 @@ pub fn known(
     // The log: each page's latest successful fetch before the start.
     let start = plan.start_us;
     let mut log_matched = 0u64;
-    merge_join(&pages, &log, |i, &(_, (at, ok))| {
-        let Some(i) = i else { return };
+    for &(key, (at, ok)) in &log {
+        let Some(i) = finder.find(key) else { continue };
         log_matched += 1;
         if at >= start {
             counts.log_future += 1;
@@ -279,8 +285,8 @@ pub fn known(
             // a fetch the log does not show did not happen
             known.last_us[i] = known.last_us[i].max(at);
         }
-    });
-    drop(pages);
+    }
+    drop(urls);
     let state_used = known.interval_s.iter().filter(|tau| !tau.is_nan()).count() as u64;
     if fetches == Fetches::PlannedDueTimes {
         // no log, no timetable: the previous night's due times count as fetched as planned
@@ -329,57 +335,20 @@ pub fn known(
     Ok(known)
 }
 
-/// How many state rows are folded into the pages at once: sorted and merge-joined, they sweep the
-/// pages by key once. Folded a message (65,536 rows) at a time instead, each row's page was a cache miss
-/// or more away from the last one's, and the state phase took twice as long as with the whole
-/// table sorted at once; 2^20 rows hold 40 MB.
-const FOLD_ROWS: usize = 1 << 20;
-
-/// Folds the state's `rows` into `known`'s pages (`pages` by URL key), the keys of rows of no
-/// page into `dropped`; empties `rows`, keeping its room.
+/// Folds the state's `rows` into `known`'s pages (found by `finder`), the URL keys of rows of no
+/// page into `dropped`.
 fn fold_state(
     known: &mut Known,
-    pages: &[(UrlKey, u32)],
-    rows: &mut Pairs<StateValue>,
+    finder: &mut PageFinder<'_>,
+    rows: &[(PageKey, StateValue)],
     dropped: &mut Vec<UrlKey>,
 ) {
-    sort_by_wide_key(rows, |r| r.0.halves(), |_, _| Ordering::Equal);
-    merge_join(pages, rows, |i, r| match i {
-        Some(i) => known.offer(i, r.1),
-        None => dropped.push(r.0),
-    });
-    rows.clear();
-}
-
-/// Joins `rows` (sorted by URL key) to `pages` (sorted by key, [`Arranged::pages_by_url_key`]):
-/// `row(Some(page), r)` for each row of a page, `row(None, r)` for each row of no page. Each
-/// row's page is found by galloping forward from the last one's, so a few rows against many
-/// pages touch only the pages near theirs.
-fn merge_join<V>(
-    pages: &[(UrlKey, u32)],
-    rows: &[(UrlKey, V)],
-    mut row: impl FnMut(Option<usize>, &(UrlKey, V)),
-) {
-    let mut at = 0;
-    for r in rows {
-        at = seek(pages, at, r.0);
-        let page = pages.get(at).filter(|p| p.0 == r.0).map(|p| p.1 as usize);
-        row(page, r);
+    for &(key, value) in rows {
+        match finder.find(key) {
+            Some(i) => known.offer(i, value),
+            None => dropped.push(key.url),
+        }
     }
-}
-
-/// The first place at or after `from` in `sorted` whose key is not below `key` (its length if
-/// none): doubling steps from `from`, then a binary search in the last step.
-#[inline]
-fn seek(sorted: &[(UrlKey, u32)], from: usize, key: UrlKey) -> usize {
-    let rest = &sorted[from..];
-    let mut bound = 1;
-    while bound <= rest.len() && rest[bound - 1].0 < key {
-        bound *= 2;
-    }
-    // every place below bound / 2 holds a smaller key; the first that does not is below bound
-    let (lo, hi) = (bound / 2, bound.min(rest.len()));
-    from + lo + rest[lo..hi].partition_point(|p| p.0 < key)
 }
 
 #[cfg(test)]
@@ -400,36 +369,39 @@ mod tests {
     #[test]
     fn the_state_keeps_one_row_per_url_whatever_order_the_rows_arrive_in() {
         let (one, two, gone) = (UrlKey::from(1u128 << 64), UrlKey::from(2), UrlKey::from(7));
-        // page 0 is URL one, page 1 URL two
-        let pages = vec![(two, 1), (one, 0)];
+        // host 5 has pages 0 and 1, URLs two and one (ascending keys); host 9 has none of these
+        let (hosts, offsets, urls) = ([5u128], [0, 2], [two, one]);
+        let key = |host, url| PageKey::new(host, url);
         // URL one three times with the same next due time, URL two with an earlier and a later
-        // one, and a URL of no page twice
+        // one, a URL of no page twice, and URL one under a host that is not its page's
         let rows = vec![
-            (one, (30, 100, 7.0)),
-            (two, (5, 300, 1.0)),
-            (gone, (1, 1, 1.0)),
-            (one, (10, 100, 7.0)),
-            (two, (9, 200, 2.0)),
-            (gone, (2, 2, 2.0)),
-            (one, (10, 100, 3.0)),
+            (key(5, one), (30, 100, 7.0)),
+            (key(5, two), (5, 300, 1.0)),
+            (key(5, gone), (1, 1, 1.0)),
+            (key(5, one), (10, 100, 7.0)),
+            (key(5, two), (9, 200, 2.0)),
+            (key(5, gone), (2, 2, 2.0)),
+            (key(5, one), (10, 100, 3.0)),
+            (key(9, one), (0, 50, 1.0)),
         ];
         let mut orders = vec![rows.clone(), rows.iter().rev().copied().collect()];
         orders.push(vec![
-            rows[6], rows[0], rows[3], rows[5], rows[2], rows[1], rows[4],
+            rows[6], rows[0], rows[7], rows[3], rows[5], rows[2], rows[1], rows[4],
         ]);
         for order in orders {
             // in messages of one, two and seven rows, as workers would send them
             for size in [1, 2, 7] {
                 let (mut known, mut dropped) = (known_of(2), Vec::new());
+                let mut finder = PageFinder::new(&hosts, &offsets, &urls);
                 for message in order.chunks(size) {
-                    fold_state(&mut known, &pages, &mut message.to_vec(), &mut dropped);
+                    fold_state(&mut known, &mut finder, message, &mut dropped);
                 }
-                assert_eq!(known.last_us, [10, 9]);
-                assert_eq!(known.next_us, [100, 200]);
-                assert_eq!(known.interval_s, [3.0, 2.0]);
+                assert_eq!(known.last_us, [9, 10]);
+                assert_eq!(known.next_us, [200, 100]);
+                assert_eq!(known.interval_s, [2.0, 3.0]);
                 dropped.sort_unstable();
                 dropped.dedup();
-                assert_eq!(dropped, [gone]);
+                assert_eq!(dropped, [gone, one]);
             }
         }
     }
@@ -459,31 +431,5 @@ mod tests {
             .anchor(0),
             None
         );
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn the_merge_join_finds_each_row_s_page_as_a_binary_search_does(
-            page_keys in proptest::collection::btree_set(0u128..400, 0..120),
-            mut row_keys in proptest::collection::vec(0u128..400, 0..200),
-        ) {
-            // keys near the halves' boundary too
-            let key = |k: u128| UrlKey::from(k.rotate_right(4));
-            let mut pages: Vec<(UrlKey, u32)> =
-                page_keys.iter().enumerate().map(|(i, &k)| (key(k), i as u32)).collect();
-            pages.sort_unstable();
-            row_keys.sort_unstable_by_key(|&k| key(k));
-            let rows: Vec<(UrlKey, ())> = row_keys.iter().map(|&k| (key(k), ())).collect();
-            let mut found = Vec::new();
-            merge_join(&pages, &rows, |i, r| found.push((i, r.0)));
-            let expected: Vec<(Option<usize>, UrlKey)> = rows
-                .iter()
-                .map(|r| {
-                    let at = pages.binary_search_by(|p| p.0.cmp(&r.0)).ok();
-                    (at.map(|a| pages[a].1 as usize), r.0)
-                })
-                .collect();
-            proptest::prop_assert_eq!(found, expected);
-        }
     }
 }
