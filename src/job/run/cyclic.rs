@@ -110,7 +110,10 @@ pub fn write_crawler_visits(
         staging,
         rel,
         &served.fetches,
-        |h| (&hosts[h].name, &hosts[h].urls),
+        |h, page| {
+            let host = &hosts[h as usize];
+            (host.name.as_bytes(), host.urls[page as usize].as_bytes())
+        },
         night.start_us,
         metadata,
     )?;

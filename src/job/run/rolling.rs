@@ -14,7 +14,7 @@ use super::write::write_fetches;
 use crate::io::manifest::FileEntry;
 use crate::job::arrange::Arranged;
 use crate::job::channel::Shuffle;
-use crate::job::wire::due::{DueBatch, DueHost};
+use crate::job::wire::due::DueBatch;
 use crate::job::wire::BATCH_TEXT_BYTES;
 use crate::report::run::ScheduleCounts;
 
@@ -36,23 +36,14 @@ pub fn send(
     night: &Night,
     dest: u32,
 ) {
-    let new_batch = || DueBatch {
-        dest,
-        hosts: vec![],
-    };
-    let mut batch = new_batch();
-    let mut text = 0;
+    let mut batch = DueBatch::new(dest);
     let mut due = HostSchedule::default();
     for &h in hosts {
         // counted where the rates were sent
         schedule.host(h, &mut due, &mut ScheduleCounts::default());
-        if let Some(host) = DueHost::of(arranged, h, &due, night.horizon) {
-            text += host.text_bytes();
-            batch.hosts.push(host);
-        }
-        if text >= BATCH_TEXT_BYTES {
-            channel.send(std::mem::replace(&mut batch, new_batch()));
-            text = 0;
+        batch.push(arranged, h, &due, night.horizon);
+        if batch.text_bytes() >= BATCH_TEXT_BYTES {
+            channel.send(std::mem::replace(&mut batch, DueBatch::new(dest)));
         }
     }
     if !batch.hosts.is_empty() {
@@ -69,15 +60,28 @@ pub fn write_crawler_night(
     night: &Night,
     metadata: &[(String, String)],
 ) -> Result<(FileEntry, NightTotals)> {
-    let mut hosts: Vec<DueHost> = batches.into_iter().flat_map(|b| b.hosts).collect();
-    // hosts in identity order, whatever worker sent them: the same night on any worker count
-    hosts.sort_unstable_by_key(|h| h.id);
+    // (identity, batch, host in batch): hosts in identity order, whatever worker sent them, for
+    // the same night on any worker count
+    let mut hosts: Vec<(u128, u32, u32)> = batches
+        .iter()
+        .enumerate()
+        .flat_map(|(b, batch)| {
+            (batch.hosts.iter().enumerate()).map(move |(k, h)| (h.id, b as u32, k as u32))
+        })
+        .collect();
+    hosts.sort_unstable_by_key(|h| h.0);
     let views: Vec<NightHost> = hosts
         .iter()
-        .map(|h| NightHost {
-            min_delay: Seconds(h.min_delay_s),
-            not_before_s: h.not_before_s,
-            due_s: &h.due_s,
+        .map(|&(_, b, k)| {
+            let batch = &batches[b as usize];
+            let host = &batch.hosts[k as usize];
+            let (due_s, due_counts) = batch.due(k as usize);
+            NightHost {
+                min_delay: Seconds(host.min_delay_s),
+                not_before_s: host.not_before_s,
+                due_s,
+                due_counts,
+            }
         })
         .collect();
     let served = rolling_night(&views, night.crawler_rate, night.horizon);
@@ -85,7 +89,11 @@ pub fn write_crawler_night(
         staging,
         rel,
         &served.fetches,
-        |h| (&hosts[h].name, &hosts[h].urls),
+        |h, page| {
+            let (_, b, k) = hosts[h as usize];
+            let batch = &batches[b as usize];
+            (batch.name(k as usize), batch.url(k as usize, page as usize))
+        },
         night.start_us,
         metadata,
     )?;

@@ -459,23 +459,19 @@ fn send_visits(
 }
 
 /// Writes a crawler's night at `rel`: its `fetches` (time from the night's start, host, page of
-/// the host), each host's name and URLs given by `host`.
+/// the host), each page's host name and URL given by `page(host, page)`.
 pub(super) fn write_fetches<'a>(
     staging: &Path,
     rel: &str,
     fetches: &[(f64, u32, u32)],
-    host: impl Fn(usize) -> (&'a String, &'a Vec<String>),
+    page: impl Fn(u32, u32) -> (&'a [u8], &'a [u8]),
     start_us: i64,
     metadata: &[(String, String)],
 ) -> Result<FileEntry> {
     let path = publish::staged_file(staging, rel)?;
-    let rows = fetches.iter().map(|&(at_s, h, page)| {
-        let (name, urls) = host(h as usize);
-        VisitRow {
-            at_s,
-            url: urls[page as usize].as_bytes(),
-            host: name.as_bytes(),
-        }
+    let rows = fetches.iter().map(|&(at_s, h, p)| {
+        let (host, url) = page(h, p);
+        VisitRow { at_s, url, host }
     });
     let (rows, bytes) = write_visits(&path, rows, start_us, metadata)?;
     Ok(FileEntry {

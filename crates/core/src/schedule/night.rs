@@ -225,7 +225,10 @@ pub struct DueHost<'a> {
     pub min_delay: Seconds,
     /// Its last fetch of the night before + P_h (seconds from the start; negative: no constraint).
     pub not_before_s: f64,
-    pub due_s: &'a [Vec<f64>],
+    /// Its pages' due times, page after page (each page's ascending).
+    pub due_s: &'a [f64],
+    /// How many of `due_s` each page has, in page order.
+    pub due_counts: &'a [u32],
 }
 
 /// One crawler's rolling night from `hosts` (in the order that makes it reproducible): each host's
@@ -236,12 +239,16 @@ pub fn rolling_night(hosts: &[DueHost], crawler_rate: f64, horizon: Seconds) -> 
     let merged: Vec<Vec<(f64, u32)>> = hosts
         .iter()
         .map(|h| {
-            let mut m: Vec<(f64, u32)> = h
-                .due_s
-                .iter()
-                .enumerate()
-                .flat_map(|(page, times)| times.iter().map(move |&t| (t, page as u32)))
-                .collect();
+            let mut m: Vec<(f64, u32)> = Vec::with_capacity(h.due_s.len());
+            let mut times = h.due_s.iter();
+            for (page, &count) in h.due_counts.iter().enumerate() {
+                m.extend(
+                    times
+                        .by_ref()
+                        .take(count as usize)
+                        .map(|&t| (t, page as u32)),
+                );
+            }
             m.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             m
         })
