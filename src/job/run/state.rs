@@ -65,24 +65,35 @@ impl StateChannels {
 }
 
 /// What the state and the logs say of this worker's pages, page by page, and the counts every
-/// worker agrees on. 24 bytes a page when the night knows a state, none otherwise.
+/// worker agrees on: each page's last fetch and [`Anchor`], 16 bytes a page and a bit when the
+/// night knows a state, none otherwise.
 pub struct Known {
     /// The last fetch known before the night, microseconds since the epoch ([`NEVER`]); empty
     /// when the night knows no state (every page [`NEVER`]: 8 bytes a URL not held).
     last_us: Vec<i64>,
-    /// The previous night's plan of each page: its next due time (microseconds since the epoch)
-    /// and interval (seconds; NaN: no plan, a new URL); empty without `--previous`. Each page's
-    /// [`Anchor`] is worked out from them when asked, not held beside them.
-    next_us: Vec<i64>,
-    interval_s: Vec<f64>,
-    /// The night's start, microseconds since the epoch (the anchors' reference).
-    start_us: i64,
+    /// Where each page's clock stands: its anchor's time (microseconds since the epoch; NaN: a
+    /// new URL), worked out once when the state and the logs are in; empty when the night knows
+    /// no state.
+    anchor_at: Vec<f64>,
+    /// Whether each page's anchor was served, a bit a page.
+    served: Vec<u64>,
     pub counts: StateCounts,
     /// When the state phase ended on this worker.
     pub done: Moment,
 }
 
 impl Known {
+    /// A night that knows no state: no page was fetched before, none has an anchor.
+    fn nothing() -> Self {
+        Known {
+            last_us: Vec::new(),
+            anchor_at: Vec::new(),
+            served: Vec::new(),
+            counts: StateCounts::default(),
+            done: Moment::now(),
+        }
+    }
+
     /// The last fetch of page `i` known before the night ([`NEVER`]: none).
     #[inline]
     pub fn last_us(&self, i: usize) -> i64 {
@@ -96,6 +107,30 @@ impl Known {
         self.last_us.get(pages)
     }
 
+    /// Where page `i`'s clock stands ([`anchor`], microseconds since the epoch; None: a new URL,
+    /// or a night that knows no state).
+    #[inline]
+    pub fn anchor(&self, i: usize) -> Option<Anchor> {
+        let at = *self.anchor_at.get(i)?;
+        (!at.is_nan()).then(|| Anchor {
+            at,
+            served: (self.served[i / 64] >> (i % 64)) & 1 == 1,
+        })
+    }
+}
+
+/// What the state and the logs said of each page while they are read: its plan in the previous
+/// night and its last fetch, 24 bytes a page; [`Said::known`] keeps what the night needs of them.
+struct Said {
+    /// The last fetch, as [`Known`] holds it.
+    last_us: Vec<i64>,
+    /// The previous night's plan of each page: its next due time (microseconds since the epoch)
+    /// and interval (seconds; NaN: no plan, a new URL); empty without `--previous`.
+    next_us: Vec<i64>,
+    interval_s: Vec<f64>,
+}
+
+impl Said {
     /// Page `i`'s plan in the previous night (None: a new URL, or no previous night).
     #[inline]
     fn planned(&self, i: usize) -> Option<Planned> {
@@ -104,21 +139,6 @@ impl Known {
             next: self.next_us[i] as f64,
             interval: interval_s * MICROS_PER_S,
         })
-    }
-
-    /// Where page `i`'s clock stands ([`anchor`], microseconds since the epoch; None: a new URL,
-    /// or a night that knows no state).
-    #[inline]
-    pub fn anchor(&self, i: usize) -> Option<Anchor> {
-        if self.last_us.is_empty() {
-            return None;
-        }
-        let last = self.last_us[i];
-        anchor(
-            self.planned(i),
-            (last != NEVER).then_some(last as f64),
-            self.start_us as f64,
-        )
     }
 
     /// Takes a state row (last fetch, next due time, interval) of page `i`, unless the page holds
@@ -139,6 +159,34 @@ impl Known {
             self.interval_s[i] = interval_s;
         }
     }
+
+    /// Each page's last fetch and its [`anchor`] for a night starting at `start_us`
+    /// (microseconds since the epoch). Held instead of the plans they come from, they take 16
+    /// bytes a page and a bit where the plans took 24, through the write phase, a nightly run's
+    /// peak; and the schedule reads an anchor instead of working it out, twice a page with a
+    /// timetable.
+    fn known(self, start_us: i64) -> Known {
+        let n = self.last_us.len();
+        let mut anchor_at = Vec::with_capacity(n);
+        let mut served = vec![0u64; n.div_ceil(64)];
+        for (i, &last) in self.last_us.iter().enumerate() {
+            let fetched = (last != NEVER).then_some(last as f64);
+            match anchor(self.planned(i), fetched, start_us as f64) {
+                Some(a) => {
+                    debug_assert!(!a.at.is_nan(), "page {i}: an anchor at NaN");
+                    anchor_at.push(a.at);
+                    served[i / 64] |= u64::from(a.served) << (i % 64);
+                }
+                None => anchor_at.push(f64::NAN),
+            }
+        }
+        Known {
+            last_us: self.last_us,
+            anchor_at,
+            served,
+            ..Known::nothing()
+        }
+    }
 }
 
 /// Reads the state and the logs of `plan` (their units shared by the process's workers as `share`
@@ -154,19 +202,15 @@ pub fn known(
     progress: &Progress,
 ) -> Result<Known> {
     let n = arranged.pages.len();
-    let mut known = Known {
-        last_us: Vec::new(),
-        next_us: Vec::new(),
-        interval_s: Vec::new(),
-        start_us: plan.start_us,
-        counts: StateCounts::default(),
-        done: Moment::now(),
-    };
     let fetches = plan.fetches();
     if fetches == Fetches::Unknown {
-        return Ok(known);
+        return Ok(Known::nothing());
     }
-    known.last_us = vec![NEVER; n];
+    let mut said = Said {
+        last_us: vec![NEVER; n],
+        next_us: Vec::new(),
+        interval_s: Vec::new(),
+    };
     let mut counts = StateCounts::default();
     let mut first_invalid: Option<InvalidRate> = None;
     let mut note = |status: &TableStatus| {
@@ -196,8 +240,8 @@ pub fn known(
     // URLs of the state that are no page's (left the page set), each counted once
     let mut dropped: Vec<UrlKey> = Vec::new();
     if let (Some(prev), Some(channel)) = (&previous, channels.state.as_mut()) {
-        known.next_us = vec![0; n];
-        known.interval_s = vec![f64::NAN; n];
+        said.next_us = vec![0; n];
+        said.interval_s = vec![f64::NAN; n];
         let units = state_in::units(prev);
         let status = route_keyed_folding(
             by_host,
@@ -224,7 +268,7 @@ pub fn known(
                     invalid,
                 )
             },
-            |rows| fold_state(&mut known, &mut finder, &rows, &mut dropped),
+            |rows| fold_state(&mut said, &mut finder, &rows, &mut dropped),
         )?;
         counts.state_rows = status.rows;
         counts.state_invalid = status.invalid + status.unmatched;
@@ -283,19 +327,19 @@ pub fn known(
         } else {
             counts.log_used += 1;
             // a fetch the log does not show did not happen
-            known.last_us[i] = known.last_us[i].max(at);
+            said.last_us[i] = said.last_us[i].max(at);
         }
     }
     drop(urls);
-    let state_used = known.interval_s.iter().filter(|tau| !tau.is_nan()).count() as u64;
+    let state_used = said.interval_s.iter().filter(|tau| !tau.is_nan()).count() as u64;
     if fetches == Fetches::PlannedDueTimes {
         // no log, no timetable: the previous night's due times count as fetched as planned
         for i in 0..n {
-            let latest = known
+            let latest = said
                 .planned(i)
                 .and_then(|p| last_planned_before(p.next, p.interval, start as f64))
                 .map_or(NEVER, |t| t.round() as i64);
-            known.last_us[i] = known.last_us[i].max(latest);
+            said.last_us[i] = said.last_us[i].max(latest);
         }
     }
     dropped.sort_unstable();
@@ -330,22 +374,23 @@ pub fn known(
             counts.state_rows
         );
     }
+    let mut known = said.known(plan.start_us);
     known.counts = counts;
     known.done = Moment::now();
     Ok(known)
 }
 
-/// Folds the state's `rows` into `known`'s pages (found by `finder`), the URL keys of rows of no
-/// page into `dropped`.
+/// Folds the state's `rows` into what is `said` of the pages (found by `finder`), the URL keys of
+/// rows of no page into `dropped`.
 fn fold_state(
-    known: &mut Known,
+    said: &mut Said,
     finder: &mut PageFinder<'_>,
     rows: &[(PageKey, StateValue)],
     dropped: &mut Vec<UrlKey>,
 ) {
     for &(key, value) in rows {
         match finder.find(key) {
-            Some(i) => known.offer(i, value),
+            Some(i) => said.offer(i, value),
             None => dropped.push(key.url),
         }
     }
@@ -355,14 +400,11 @@ fn fold_state(
 mod tests {
     use super::*;
 
-    fn known_of(pages: usize) -> Known {
-        Known {
+    fn said_of(pages: usize) -> Said {
+        Said {
             last_us: vec![NEVER; pages],
             next_us: vec![0; pages],
             interval_s: vec![f64::NAN; pages],
-            start_us: 0,
-            counts: StateCounts::default(),
-            done: Moment::now(),
         }
     }
 
@@ -391,14 +433,14 @@ mod tests {
         for order in orders {
             // in messages of one, two and seven rows, as workers would send them
             for size in [1, 2, 7] {
-                let (mut known, mut dropped) = (known_of(2), Vec::new());
+                let (mut said, mut dropped) = (said_of(2), Vec::new());
                 let mut finder = PageFinder::new(&hosts, &offsets, &urls);
                 for message in order.chunks(size) {
-                    fold_state(&mut known, &mut finder, message, &mut dropped);
+                    fold_state(&mut said, &mut finder, message, &mut dropped);
                 }
-                assert_eq!(known.last_us, [9, 10]);
-                assert_eq!(known.next_us, [200, 100]);
-                assert_eq!(known.interval_s, [2.0, 3.0]);
+                assert_eq!(said.last_us, [9, 10]);
+                assert_eq!(said.next_us, [200, 100]);
+                assert_eq!(said.interval_s, [2.0, 3.0]);
                 dropped.sort_unstable();
                 dropped.dedup();
                 assert_eq!(dropped, [gone, one]);
@@ -408,12 +450,13 @@ mod tests {
 
     #[test]
     fn a_page_without_a_state_row_has_no_plan_and_no_anchor_from_it() {
-        let mut known = known_of(2);
-        known.offer(1, (NEVER, 5_000_000, 2.0));
-        assert!(known.planned(0).is_none());
-        assert_eq!(known.anchor(0), None);
-        let plan = known.planned(1).expect("page 1 has a plan");
+        let mut said = said_of(2);
+        said.offer(1, (NEVER, 5_000_000, 2.0));
+        assert!(said.planned(0).is_none());
+        let plan = said.planned(1).expect("page 1 has a plan");
         assert_eq!((plan.next, plan.interval), (5e6, 2e6));
+        let known = said.known(0);
+        assert_eq!(known.anchor(0), None);
         // due at 5 s, start 0: nothing was due yet, so the clock is the plan's own, served
         assert_eq!(
             known.anchor(1),
@@ -423,13 +466,46 @@ mod tests {
             })
         );
         // a night without state knows no anchor at all
-        assert_eq!(
-            Known {
-                last_us: Vec::new(),
-                ..known_of(0)
+        assert_eq!(Known::nothing().anchor(0), None);
+    }
+
+    #[test]
+    fn each_page_keeps_the_anchor_its_plan_and_last_fetch_give() {
+        // 150 pages (three words of served bits): plans due before and after the start, fetched
+        // on time, early, late or never, and pages without a plan, fetched or not
+        let (pages, start) = (150, 1_000_000_000i64);
+        let mut said = said_of(pages);
+        for i in 0..pages {
+            let interval_s = 100.0 + (i % 7) as f64;
+            let next = start + ((i % 5) as i64 - 2) * 60_000_000;
+            let last = match i % 4 {
+                0 => NEVER,
+                1 => next - 10_000_000,
+                2 => next - 90_000_000,
+                _ => start - 1,
+            };
+            if i % 6 == 0 {
+                said.last_us[i] = last; // a fetch the log shows, no plan
+            } else {
+                said.offer(i, (last, next, interval_s));
             }
-            .anchor(0),
-            None
-        );
+        }
+        let expected: Vec<Option<Anchor>> = (0..pages)
+            .map(|i| {
+                let last = said.last_us[i];
+                anchor(
+                    said.planned(i),
+                    (last != NEVER).then_some(last as f64),
+                    start as f64,
+                )
+            })
+            .collect();
+        assert!(expected.iter().any(|a| a.is_some_and(|a| !a.served)));
+        assert!(expected.iter().any(|a| a.is_some_and(|a| a.served)));
+        assert!(expected.iter().any(Option::is_none));
+        let known = said.known(start);
+        for (i, want) in expected.iter().enumerate() {
+            assert_eq!(known.anchor(i), *want, "page {i}");
+        }
     }
 }
