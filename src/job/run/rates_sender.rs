@@ -8,9 +8,11 @@ use super::state::NEVER;
 use super::Phases;
 use crate::io::rates_out::RateRun;
 use crate::job::channel::Shuffle;
+use crate::job::wire::due::DueBatch;
 use crate::job::wire::rated::RatedBatch;
 use crate::job::wire::{BATCH_TEXT_BYTES, BATCH_TEXT_SLACK};
 use crate::report::run::ScheduleCounts;
+use revisit_core::units::Seconds;
 
 /// Hosts ahead the sender fetches what a host needs, at each of three steps (this, its half).
 const PREFETCH_HOSTS: usize = 8;
@@ -31,11 +33,16 @@ pub struct RatesSender {
     /// Last fetches of rows never fetched (no state before the night), as long as the longest
     /// run pushed so far.
     never: Vec<i64>,
+    /// With a rolling night (its horizon): the hosts with pages due tonight, in batches for the
+    /// crawler's timetable writer, taken from each host's schedule as it is made for its rates
+    /// (made again for the timetable, it cost a second pass over every page).
+    due: Option<(Seconds, Vec<DueBatch>)>,
 }
 
 impl RatesSender {
-    /// A sender of `crawler`'s rows to its writer, worker `dest`.
-    pub fn new(crawler: u32, dest: u32) -> Self {
+    /// A sender of `crawler`'s rows to its writer, worker `dest`; with `rolling_night` (its
+    /// horizon), also of its hosts' pages due tonight ([`RatesSender::take_due`]).
+    pub fn new(crawler: u32, dest: u32, rolling_night: Option<Seconds>) -> Self {
         RatesSender {
             crawler,
             dest,
@@ -44,7 +51,17 @@ impl RatesSender {
             rows_per_batch: 0,
             next_us: Vec::new(),
             never: Vec::new(),
+            due: rolling_night.map(|horizon| (horizon, Vec::new())),
         }
+    }
+
+    /// The hosts sent so far with pages due tonight, in batches for the timetable writer (none
+    /// without a rolling night).
+    pub fn take_due(&mut self) -> Vec<DueBatch> {
+        let batches = self.due.as_mut().map(|(_, b)| std::mem::take(b));
+        let mut batches = batches.unwrap_or_default();
+        batches.retain(|b| !b.hosts.is_empty());
+        batches
     }
 
     /// Sends the rated rows of `pages` (hosts of this worker, in canonical order, each with the
@@ -83,6 +100,17 @@ impl RatesSender {
             if self.scheduled != Some(h) {
                 p.schedule.host(h, &mut self.schedule, counts);
                 self.scheduled = Some(h);
+                if let Some((horizon, batches)) = &mut self.due {
+                    let full = batches
+                        .last()
+                        .is_none_or(|b| b.text_bytes() >= BATCH_TEXT_BYTES);
+                    if full {
+                        batches.push(DueBatch::new(self.dest));
+                    }
+                    if let Some(batch) = batches.last_mut() {
+                        batch.push(a, h, &self.schedule, *horizon);
+                    }
+                }
             }
             let first = a.pages.host_pages(h).start;
             // whether `batch` has a run of this host open

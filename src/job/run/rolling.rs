@@ -9,14 +9,10 @@ use anyhow::Result;
 use revisit_core::schedule::night::{rolling_night, DueHost as NightHost, NightTotals};
 use revisit_core::units::Seconds;
 
-use super::schedule::{HostSchedule, Schedule};
 use super::write::write_fetches;
 use crate::io::manifest::FileEntry;
-use crate::job::arrange::Arranged;
 use crate::job::channel::Shuffle;
 use crate::job::wire::due::DueBatch;
-use crate::job::wire::BATCH_TEXT_BYTES;
-use crate::report::run::ScheduleCounts;
 
 /// How a rolling night is served: the night and each crawler's rate.
 #[derive(Clone, Copy, Debug)]
@@ -27,26 +23,10 @@ pub struct Night {
     pub crawler_rate: f64,
 }
 
-/// Sends this worker's hosts of `crawler` with something due tonight to its writer `dest`.
-pub fn send(
-    channel: &mut Shuffle<DueBatch>,
-    arranged: &Arranged,
-    schedule: &Schedule,
-    hosts: &[usize],
-    night: &Night,
-    dest: u32,
-) {
-    let mut batch = DueBatch::new(dest);
-    let mut due = HostSchedule::default();
-    for &h in hosts {
-        // counted where the rates were sent
-        schedule.host(h, &mut due, &mut ScheduleCounts::default());
-        batch.push(arranged, h, &due, night.horizon);
-        if batch.text_bytes() >= BATCH_TEXT_BYTES {
-            channel.send(std::mem::replace(&mut batch, DueBatch::new(dest)));
-        }
-    }
-    if !batch.hosts.is_empty() {
+/// Sends this worker's hosts of a crawler with something due tonight (`batches`, made as their
+/// rates were sent: [`super::rates_sender::RatesSender::take_due`]) to its writer.
+pub fn send(channel: &mut Shuffle<DueBatch>, batches: Vec<DueBatch>) {
+    for batch in batches {
         channel.send(batch);
     }
 }

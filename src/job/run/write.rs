@@ -33,6 +33,7 @@ use crate::job::fail_point::fail_point;
 use crate::job::flag_sort::sort_by_wide_key;
 use crate::job::load::Loaded;
 use crate::job::progress::Progress;
+use crate::job::wire::due::DueBatch;
 use crate::job::wire::learned::{LearnedBatch, LearnedHost};
 use crate::job::wire::visits::{VisitBatch, VisitHost};
 use crate::job::wire::BATCH_TEXT_BYTES;
@@ -227,9 +228,13 @@ fn write_crawlers(
                 sizes.large_in(&round),
                 SLICE_ROWS,
             );
+            let rolling_night = match night {
+                Some(Night::Rolling(n)) if channels.due.is_some() => Some(n.horizon),
+                _ => None,
+            };
             let mut senders: Vec<RatesSender> = round
                 .clone()
-                .map(|c| RatesSender::new(c, c % peers as u32))
+                .map(|c| RatesSender::new(c, c % peers as u32, rolling_night))
                 .collect();
             let a = &loaded.arranged;
             for slice in 0..slices.count() {
@@ -253,7 +258,8 @@ fn write_crawlers(
                 }
             }
             let writes = (mine && out.error.is_none()).then_some(crawler);
-            tables.write(reducer, channels, p, round, writes, &mut out);
+            let due = senders.iter_mut().map(RatesSender::take_due).collect();
+            tables.write(reducer, channels, p, round, due, writes, &mut out);
             if writes.is_some() {
                 phase.inc(1);
             }
@@ -283,20 +289,23 @@ struct RoundTables<'a> {
 }
 
 impl RoundTables<'_> {
-    /// Sends the learned pages and visits of the crawlers of `round` to their writers, and writes
-    /// those of crawler `writes` (this worker's in the round, unless it failed) onto `out`.
+    /// Sends the learned pages and visits of the crawlers of `round` to their writers (a rolling
+    /// night's: `due`, a crawler's batches each, made as the rates were sent), and writes those of
+    /// crawler `writes` (this worker's in the round, unless it failed) onto `out`.
+    #[allow(clippy::too_many_arguments)]
     fn write(
         &self,
         reducer: &mut Reducer<'_>,
         channels: &mut Channels,
         p: &Phases,
         round: std::ops::Range<u32>,
+        due: Vec<Vec<DueBatch>>,
         writes: Option<u32>,
         out: &mut CrawlersWritten,
     ) {
         let (loaded, night) = (p.loaded, p.night);
         let (index, peers) = (reducer.worker.index(), reducer.worker.peers());
-        for crawler in round {
+        for (crawler, due) in round.zip(due.into_iter().chain(std::iter::repeat_with(Vec::new))) {
             let dest = crawler % peers as u32;
             let hosts = &p.assigned.hosts_of_crawler[crawler as usize];
             if let (Some(learned), Some((_, channel))) = (p.learned, channels.learn.as_mut()) {
@@ -306,9 +315,7 @@ impl RoundTables<'_> {
                 (Some(Night::Cyclic(n)), Some(channel), _) => {
                     send_visits(channel, loaded, n, hosts, dest)
                 }
-                (Some(Night::Rolling(n)), _, Some(channel)) => {
-                    rolling::send(channel, &loaded.arranged, p.schedule, hosts, n, dest)
-                }
+                (Some(Night::Rolling(_)), _, Some(channel)) => rolling::send(channel, due),
                 _ => {}
             }
         }
