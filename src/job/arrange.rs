@@ -5,8 +5,6 @@ use super::flag_sort::{flag_pass, sort_by_wide_key, RADIX};
 use super::heap;
 use super::keys::{host_id, UrlKey};
 use super::page_key::PageFinder;
-#[cfg(doc)]
-use super::page_key::PageKey;
 use super::url_text::{Form, Rests, Url};
 use super::wire::rows::RowBatch;
 use super::wire::BATCH_TEXT_BYTES;
@@ -129,15 +127,16 @@ impl Arranged {
     }
 
     /// Every page's URL key in page order, ascending within each host (canonical order): with
-    /// [`Arranged::finder`], the pages' side of a join with a table keyed by [`PageKey`]. 16 bytes
-    /// a page, and no sort.
+    /// [`Arranged::finder`], the pages' side of a join with a table keyed by
+    /// [`super::page_key::PageKey`]. 16 bytes a page, and no sort.
     pub fn url_keys(&self) -> Vec<UrlKey> {
         let mut keys = Vec::with_capacity(self.pages.len());
         keys.extend(self.urls().map(|url| UrlKey::from(url.id())));
         keys
     }
 
-    /// A finder of this worker's pages by [`PageKey`], `urls` their [`Arranged::url_keys`].
+    /// A finder of this worker's pages by [`super::page_key::PageKey`], `urls` their
+    /// [`Arranged::url_keys`].
     pub fn finder<'a>(&'a self, urls: &'a [UrlKey]) -> PageFinder<'a> {
         PageFinder::new(&self.host_ids, self.pages.offsets(), urls)
     }

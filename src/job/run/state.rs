@@ -163,8 +163,7 @@ impl Said {
     /// Each page's last fetch and its [`anchor`] for a night starting at `start_us`
     /// (microseconds since the epoch). Held instead of the plans they come from, they take 16
     /// bytes a page and a bit where the plans took 24, through the write phase, a nightly run's
-    /// peak; and the schedule reads an anchor instead of working it out, twice a page with a
-    /// timetable.
+    /// peak; and the schedule reads an anchor instead of working it out.
     fn known(self, start_us: i64) -> Known {
         let n = self.last_us.len();
         let mut anchor_at = Vec::with_capacity(n);

@@ -305,7 +305,8 @@ impl RoundTables<'_> {
     ) {
         let (loaded, night) = (p.loaded, p.night);
         let (index, peers) = (reducer.worker.index(), reducer.worker.peers());
-        for (crawler, due) in round.zip(due.into_iter().chain(std::iter::repeat_with(Vec::new))) {
+        // (one sender, so one `due`, a crawler of the round)
+        for (crawler, due) in round.zip(due) {
             let dest = crawler % peers as u32;
             let hosts = &p.assigned.hosts_of_crawler[crawler as usize];
             if let (Some(learned), Some((_, channel))) = (p.learned, channels.learn.as_mut()) {
