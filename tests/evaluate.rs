@@ -100,6 +100,9 @@ fn a_users_csv_is_valued_by_the_formulas() {
     csv += "http://nowhere.example/x,1\n"; // no such page
     csv += &format!("{},-2\n", pages[0].0); // invalid rate, row 1002 of the data
     csv += &format!("{},{rate}\n", pages[0].0); // a duplicate
+    // a duplicate at a higher rate (the lowest of a URL's rows counts), and of no page
+    csv += &format!("{},{}\n", pages[2].0, 3.0 * rate);
+    csv += "http://nowhere.example/x,2\n";
     let path = tmp.path().join("mine.csv");
     std::fs::write(&path, csv).unwrap();
     let report = evaluate_json(&[
@@ -111,7 +114,7 @@ fn a_users_csv_is_valued_by_the_formulas() {
     assert_eq!(report["rates_matched"], half);
     assert_eq!(report["rates_unmatched"], 1);
     assert_eq!(report["rates_invalid"], 1);
-    assert_eq!(report["rates_duplicate"], 1);
+    assert_eq!(report["rates_duplicate"], 3);
     assert_eq!(report["pages_without_rate"], pages.len() as u64 - half);
     assert_eq!(report["first_invalid"]["row"], half + 1);
     assert_eq!(report["first_invalid"]["column"], "crawl_rate");

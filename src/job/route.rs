@@ -70,6 +70,23 @@ pub fn sorted_pairs<V: Copy>(
     pairs
 }
 
+/// The pairs of the `received` messages in one vector, in their keys' order (host identity, then
+/// URL identity: the pages' canonical order), pairs of one key by `tie`: a table to walk forward
+/// with the pages. Sorted by radix passes on the host's identity, comparing the URLs and `tie`
+/// only where hosts agree.
+pub fn sorted_by_page<V: Copy>(
+    received: Vec<Pairs<V, PageKey>>,
+    tie: impl Fn(&V, &V) -> Ordering + Copy,
+) -> Pairs<V, PageKey> {
+    let mut pairs = collected_pairs(received);
+    sort_by_wide_key(
+        &mut pairs,
+        |p| p.0.host_halves(),
+        |a, b| a.0.url.cmp(&b.0.url).then_with(|| tie(&a.1, &b.1)),
+    );
+    pairs
+}
+
 /// The pairs of the `received` messages in one vector.
 ///
 /// The vector is allocated once at the pairs' count (collected from an iterator of messages it

@@ -14,7 +14,7 @@ use timely::worker::Worker;
 
 use super::channel::Reducer;
 use super::progress::Progress;
-pub(crate) use super::route::{route_keyed, sorted_pairs, KeyedMessage, Pairs};
+pub(crate) use super::route::{route_keyed, sorted_by_page, KeyedMessage, Pairs};
 use super::share::ProcessShare;
 use crate::plan::evaluate::{EvaluatePlan, Table, OBJECTIVES};
 use crate::report::evaluate::{FetchTimeReport, OptimumGap, Report};

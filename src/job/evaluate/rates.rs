@@ -10,14 +10,16 @@ use revisit_core::reduce::{AllReduce, Combine};
 use serde::{Deserialize, Serialize};
 use timely::worker::Worker;
 
-use super::{fetch_time, optima, route_keyed, sorted_pairs, KeyedMessage, Pairs};
+use super::{fetch_time, optima, KeyedMessage};
 use crate::io::inputs;
 use crate::io::rates_in;
 use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
 use crate::job::keys::UrlKey;
 use crate::job::load::{load, LoadChannels};
+use crate::job::page_key::{PageFinder, PageKey};
 use crate::job::progress::Progress;
+use crate::job::route::route_keyed_folding;
 use crate::job::share::ProcessShare;
 use crate::plan::evaluate::EvaluatePlan;
 use crate::report::evaluate::Evaluation;
@@ -36,7 +38,8 @@ pub fn worker(
     let (index, peers) = (worker.index(), worker.peers());
     let progress = Progress::of_worker(!plan.quiet, index, peers, started);
     let mut pages_channel = LoadChannels::new(worker);
-    let mut rates_channel = Shuffle::<KeyedMessage>::new(worker, "RatesByHost", |m| m.0 as u64);
+    let mut rates_channel =
+        Shuffle::<KeyedMessage<f64, PageKey>>::new(worker, "RatesByHost", |m| m.0 as u64);
     let mut reducer = Reducer::new(worker);
     let identity = crate::job::identity::agree(&mut reducer);
     // Every worker opens the rates files first: a bad one fails everywhere before any data moves.
@@ -49,9 +52,13 @@ pub fn worker(
         &progress,
     )?;
 
-    // Read my units of the rates table; send each (url key, rate) to its host's worker.
+    // Read my units of the rates table; send each ((host, URL) key, rate) to its host's worker,
+    // which folds it into its pages' rates as it arrives.
+    let (arranged, pages) = (&loaded.arranged, &loaded.arranged.pages);
+    let urls = arranged.url_keys();
+    let mut rated = Rated::new(arranged, &urls);
     let units = rates_in::units(&rate_files);
-    let (received, status) = route_keyed(
+    let status = route_keyed_folding(
         loaded.by_host(plan.pages.politeness),
         &mut reducer,
         share,
@@ -59,11 +66,10 @@ pub fn worker(
         &units,
         |u| u.file,
         |unit, row, invalid| rates_in::read_unit(&rate_files[unit.file], unit, row, invalid),
+        |rows| rated.fold(&rows),
     )?;
-    progress.say(format!("read {} rates rows; joining to pages", status.rows));
-
-    let (arranged, pages) = (&loaded.arranged, &loaded.arranged.pages);
-    let (join, rates) = join(received, arranged);
+    progress.say(format!("read {} rates rows; valuing them", status.rows));
+    let (join, rates) = join(rated, arranged);
     let join = reducer.all_reduce(join);
     let given = join.value.figures();
     let bandwidth = plan.bandwidth.unwrap_or(given.bandwidth);
@@ -131,32 +137,84 @@ pub fn worker(
     }))
 }
 
-/// Joins the received (url key, rate) pairs to this worker's pages: the rates' value and each
-/// host's spend against its cap; also each page's rate (0 without a row).
-fn join(received: Vec<Pairs>, arranged: &Arranged) -> (Join, Vec<f64>) {
-    // by URL key, in a canonical order so duplicates resolve alike (the lowest rate)
-    // a total order (equal pairs are the same bits)
-    let mut pairs = sorted_pairs(received, f64::total_cmp);
-    let before = pairs.len();
-    pairs.dedup_by_key(|p| p.0);
+/// Each page's rate from the rates table's rows as they arrive: the lowest of a URL's rows,
+/// whatever their order. Rows come keyed by (host, URL) identity, so a table in the pages'
+/// canonical order (every one a run writes) is folded in walking the pages forward, and no row
+/// is held: the rows were once collected and sorted by URL, and each page binary-searched them,
+/// a cache miss at every step (the join's time on 10M pages).
+struct Rated<'a> {
+    finder: PageFinder<'a>,
+    rates: Vec<f64>,
+    /// Whether each page has a row.
+    seen: Vec<bool>,
+    matched: u64,
+    duplicate: u64,
+    /// The keys of rows of no page of this worker.
+    no_page: Vec<PageKey>,
+}
+
+impl<'a> Rated<'a> {
+    /// No rates yet for the pages of `arranged` (`urls` their URL keys).
+    fn new(arranged: &'a Arranged, urls: &'a [UrlKey]) -> Self {
+        let n = arranged.pages.len();
+        Rated {
+            finder: arranged.finder(urls),
+            rates: vec![0.0; n],
+            seen: vec![false; n],
+            matched: 0,
+            duplicate: 0,
+            no_page: Vec::new(),
+        }
+    }
+
+    /// Folds in `rows` ((host, URL) key, rate).
+    fn fold(&mut self, rows: &[(PageKey, f64)]) {
+        for &(key, rate) in rows {
+            match self.finder.find(key) {
+                Some(i) if self.seen[i] => {
+                    self.duplicate += 1;
+                    if rate.total_cmp(&self.rates[i]).is_lt() {
+                        self.rates[i] = rate;
+                    }
+                }
+                Some(i) => {
+                    self.seen[i] = true;
+                    self.rates[i] = rate;
+                    self.matched += 1;
+                }
+                None => self.no_page.push(key),
+            }
+        }
+    }
+}
+
+/// This worker's share of the rates' value and each host's spend against its cap, from the rates
+/// `rated` (0 for a page without a row); also each page's rate.
+fn join(rated: Rated<'_>, arranged: &Arranged) -> (Join, Vec<f64>) {
+    let Rated {
+        rates,
+        matched,
+        mut duplicate,
+        mut no_page,
+        ..
+    } = rated;
+    // rows of no page, each URL counted once, its repeats as duplicates
+    no_page.sort_unstable();
+    let before = no_page.len();
+    no_page.dedup();
+    duplicate += (before - no_page.len()) as u64;
     let pages = &arranged.pages;
     let mut join = Join {
-        duplicate: (before - pairs.len()) as u64,
+        matched,
+        unmatched: no_page.len() as u64,
+        duplicate,
+        pages_without_rate: pages.len() as u64 - matched,
         ..Default::default()
     };
-    let mut rates = vec![0.0; pages.len()];
-    let mut matched = vec![false; pairs.len()];
     for h in 0..pages.hosts() {
         let mut host = HostValue::default();
         let mut spend = 0.0;
         for i in pages.host_pages(h) {
-            let key = UrlKey::from(arranged.url(h, i).id());
-            if let Ok(k) = pairs.binary_search_by(|p| p.0.cmp(&key)) {
-                rates[i] = pairs[k].1;
-                matched[k] = true;
-            } else {
-                join.pages_without_rate += 1;
-            }
             let page = Page {
                 importance: pages.importance()[i],
                 change_rate: pages.change_rate()[i],
@@ -175,8 +233,6 @@ fn join(received: Vec<Pairs>, arranged: &Arranged) -> (Join, Vec<f64>) {
             join.max_cap_ratio = join.max_cap_ratio.max(spend / cap);
         }
     }
-    join.matched = matched.iter().filter(|&&m| m).count() as u64;
-    join.unmatched = pairs.len() as u64 - join.matched;
     (join, rates)
 }
 

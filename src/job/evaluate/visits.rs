@@ -23,13 +23,14 @@ use revisit_core::units::{Seconds, SECONDS_PER_DAY};
 use serde::{Deserialize, Serialize};
 use timely::worker::Worker;
 
-use super::{fetch_time, optima, route_keyed, sorted_pairs, KeyedMessage, Pairs};
+use super::{fetch_time, optima, route_keyed, sorted_by_page, KeyedMessage, Pairs};
 use crate::io::inputs;
 use crate::io::visits_in::{self, HorizonSource, VisitsFile};
 use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
 use crate::job::keys::UrlKey;
 use crate::job::load::{load, LoadChannels};
+use crate::job::page_key::{gallop, PageKey};
 use crate::job::progress::Progress;
 use crate::job::share::ProcessShare;
 use crate::plan::evaluate::{EvaluatePlan, MonteCarloPlan, OBJECTIVES};
@@ -55,7 +56,8 @@ pub fn worker(
     let progress = Progress::of_worker(!plan.quiet, index, peers, started);
     let horizon = plan.pages.horizon;
     let mut pages_channel = LoadChannels::new(worker);
-    let mut visits_channel = Shuffle::<KeyedMessage>::new(worker, "VisitsByHost", |m| m.0 as u64);
+    let mut visits_channel =
+        Shuffle::<KeyedMessage<f64, PageKey>>::new(worker, "VisitsByHost", |m| m.0 as u64);
     let mut reducer = Reducer::new(worker);
     let identity = crate::job::identity::agree(&mut reducer);
     let loaded = load(
@@ -205,17 +207,19 @@ pub fn worker(
     }))
 }
 
-/// Joins the received (url key, at_s) pairs to this worker's pages: each page's visit times valued
-/// exactly, each host's gaps checked against its delay; also each page's visit count.
+/// Joins the received ((host, URL) key, at_s) pairs to this worker's pages: each page's visit
+/// times valued exactly, each host's gaps checked against its delay; also each page's visit count.
+/// The pairs are sorted in the pages' canonical order and merged with them (a binary search of
+/// the pairs for each page missed the cache at every step).
 fn join(
-    received: Vec<Pairs>,
+    received: Vec<Pairs<f64, PageKey>>,
     arranged: &Arranged,
     horizon: Seconds,
     monte_carlo: Option<MonteCarloPlan>,
 ) -> (VisitsJoin, Vec<f64>) {
-    // by URL key, times ascending, exact repeats dropped
-    // a total order (equal pairs are the same bits)
-    let mut pairs = sorted_pairs(received, f64::total_cmp);
+    // a page's times ascending, exact repeats dropped: a total order (equal pairs are the same
+    // bits)
+    let mut pairs = sorted_by_page(received, f64::total_cmp);
     let before = pairs.len();
     pairs.dedup_by(|a, b| a.0 == b.0 && a.1.to_bits() == b.1.to_bits());
     let pages = &arranged.pages;
@@ -227,12 +231,17 @@ fn join(
     let mut counts = vec![0.0; pages.len()];
     // buffers reused across pages and hosts (one allocation each, not one per page)
     let (mut host_times, mut page_times): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
+    // the first pair not yet passed
+    let mut at = 0;
     for h in 0..pages.hosts() {
         host_times.clear();
         for i in pages.host_pages(h) {
-            let key = UrlKey::from(arranged.url(h, i).id());
-            let lo = pairs.partition_point(|p| p.0 < key);
-            let hi = lo + pairs[lo..].partition_point(|p| p.0 == key);
+            let url = UrlKey::from(arranged.url(h, i).id());
+            let key = PageKey::new(arranged.host_ids[h], url);
+            // pairs before the page's are of no page of this worker
+            let lo = gallop(&pairs, at, |p| p.0 < key);
+            let hi = gallop(&pairs, lo, |p| p.0 == key);
+            at = hi;
             page_times.clear();
             page_times.extend(pairs[lo..hi].iter().map(|p| p.1));
             join.matched += page_times.len() as u64;
@@ -241,7 +250,7 @@ fn join(
             let exact = join.value.add_page(mu, lambda, &page_times, horizon).stale;
             if let Some(mc) = monte_carlo {
                 // each page's own stream, from the seed and its URL: any worker count draws alike
-                let mut rng = ChaCha8Rng::seed_from_u64(mc.seed ^ key.low());
+                let mut rng = ChaCha8Rng::seed_from_u64(mc.seed ^ url.low());
                 match simulate_page(&page_times, lambda, horizon, mc.horizons, &mut rng) {
                     Some(sim) => {
                         join.simulated.add(mu * sim.stale.mean);

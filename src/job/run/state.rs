@@ -14,12 +14,11 @@ use crate::io::rates_in::InvalidRate;
 use crate::io::state_in;
 use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
-use crate::job::flag_sort::sort_by_wide_key;
 use crate::job::keys::UrlKey;
 use crate::job::page_key::{PageFinder, PageKey};
 use crate::job::progress::Progress;
 use crate::job::route::{
-    collected_pairs, route_keyed, route_keyed_folding, ByHost, KeyedMessage, TableStatus,
+    route_keyed, route_keyed_folding, sorted_by_page, ByHost, KeyedMessage, TableStatus,
 };
 use crate::job::share::ProcessShare;
 use crate::plan::run::{Fetches, SchedulePlan};
@@ -297,12 +296,7 @@ pub fn known(
         counts.log_unknown_url = status.unmatched;
         note(&status);
         // in canonical order, then by value: a total order (equal rows are the same row)
-        log = collected_pairs(received);
-        sort_by_wide_key(
-            &mut log,
-            |r| r.0.host_halves(),
-            |a, b| (a.0.url, a.1).cmp(&(b.0.url, b.1)),
-        );
+        log = sorted_by_page(received, |a, b| a.cmp(b));
         let before = log.len();
         log.dedup_by(|a, b| a.0 == b.0 && a.1 .0 == b.1 .0);
         counts.log_duplicate = (before - log.len()) as u64;
