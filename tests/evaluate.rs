@@ -100,7 +100,7 @@ fn a_users_csv_is_valued_by_the_formulas() {
     csv += "http://nowhere.example/x,1\n"; // no such page
     csv += &format!("{},-2\n", pages[0].0); // invalid rate, row 1002 of the data
     csv += &format!("{},{rate}\n", pages[0].0); // a duplicate
-    // a duplicate at a higher rate (the lowest of a URL's rows counts), and of no page
+                                                // a duplicate at a higher rate (the lowest of a URL's rows counts), and of no page
     csv += &format!("{},{}\n", pages[2].0, 3.0 * rate);
     csv += "http://nowhere.example/x,2\n";
     let path = tmp.path().join("mine.csv");

@@ -128,9 +128,9 @@ fn politeness_by_domain_and_by_an_ip_column() {
         ],
     );
     let input = tmp.path().join("pages");
-    let run_key = |key: &str| {
-        let out = tmp.path().join(key);
-        run_ok(&[
+    // a run under politeness key `key` into `out` on `workers`, with `extra` options
+    let run_at = |key: &str, out: &Path, workers: &str, extra: &[&str]| {
+        let mut args = vec![
             "run",
             input.to_str().unwrap(),
             "--out",
@@ -139,8 +139,14 @@ fn politeness_by_domain_and_by_an_ip_column() {
             key,
             "-q",
             "-w",
-            "1",
-        ]);
+            workers,
+        ];
+        args.extend_from_slice(extra);
+        run_ok(&args);
+    };
+    let run_key = |key: &str| {
+        let out = tmp.path().join(key);
+        run_at(key, &out, "1", &[]);
         read_hosts(&out).keys().cloned().collect::<Vec<_>>()
     };
     assert_eq!(run_key("host").len(), 3);
@@ -151,19 +157,13 @@ fn politeness_by_domain_and_by_an_ip_column() {
     for key in ["host", "domain", "ip-column"] {
         for workers in ["1", "3"] {
             let out = tmp.path().join(format!("{key}-next-{workers}"));
-            run_ok(&[
-                "run",
-                input.to_str().unwrap(),
-                "--previous",
-                tmp.path().join(key).to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-                "--politeness-key",
+            let previous = tmp.path().join(key);
+            run_at(
                 key,
-                "-q",
-                "-w",
+                &out,
                 workers,
-            ]);
+                &["--previous", previous.to_str().unwrap()],
+            );
             let schedule = &summary(&out)["schedule"];
             assert_eq!(
                 schedule["state_used"], 3,
