@@ -111,8 +111,9 @@ impl<'a> PageFinder<'a> {
 
 /// The first place at or after `from` in `sorted` whose element is not `below` (its length if
 /// none), where `below` holds of a prefix of `sorted[from..]` and of nothing after it: doubling
-/// steps from `from`, then a binary search in the last step. A step of k places costs about 2 log2(k) looks, so a forward walk
-/// costs about what a merge does, and a search far ahead about what a binary search does.
+/// steps from `from`, then a binary search in the last step. A step of k places costs about
+/// 2 log2(k) looks, so a forward walk costs about what a merge does, and a search far ahead about
+/// what a binary search does.
 #[inline]
 pub fn gallop<T>(sorted: &[T], from: usize, below: impl Fn(&T) -> bool) -> usize {
     let rest = &sorted[from..];

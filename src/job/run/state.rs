@@ -235,7 +235,8 @@ pub fn known(
     // the phase's time), and every row's page was a cache miss away from the last one's.
     let urls = arranged.url_keys();
     let mut finder = arranged.finder(&urls);
-    // URLs of the state that are no page's (left the page set), each counted once
+    // URLs of the state that are no page's (left the page set, or now pages of another host),
+    // each counted once
     let mut dropped: Vec<UrlKey> = Vec::new();
     if let (Some(prev), Some(channel)) = (&previous, channels.state.as_mut()) {
         said.next_us = vec![0; n];
