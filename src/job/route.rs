@@ -109,40 +109,13 @@ pub fn collected_pairs<T>(received: Vec<Vec<T>>) -> Vec<T> {
 
 /// Reads the `units` of a (url, host, value) table with `read_unit`, each on the worker of this
 /// process that takes it first from the process's `share`, and sends each (key, value) to its
-/// host's worker (`by_host`); returns what this worker received and the read status every worker
-/// agrees on. Fails alike on every worker, with the error of the lowest unit that failed.
+/// host's worker (`by_host`); hands this worker's pairs to `fold` a message at a time as they
+/// arrive, while the table is still being read (a join that folds them in holds only what is in
+/// flight; one that needs them all pushes each message into a vector). Returns the read status
+/// every worker agrees on. Fails alike on every worker, with the error of the lowest unit that
+/// failed.
 #[allow(clippy::too_many_arguments)]
 pub fn route_keyed<U: Copy, V: ExchangeData + Clone, K: TableKey>(
-    by_host: ByHost<'_>,
-    reducer: &mut Reducer<'_>,
-    share: &ProcessShare,
-    channel: &mut Shuffle<KeyedMessage<V, K>>,
-    units: &[U],
-    file_of: impl Fn(&U) -> usize,
-    read_unit: impl FnMut(
-        U,
-        &mut dyn FnMut(&str, Option<&str>, V),
-        &mut dyn FnMut(InvalidRate),
-    ) -> Result<u64>,
-) -> Result<(Vec<Pairs<V, K>>, TableStatus)> {
-    let mut received = Vec::new();
-    let status = route_keyed_folding(
-        by_host,
-        reducer,
-        share,
-        channel,
-        units,
-        file_of,
-        read_unit,
-        |pairs| received.push(pairs),
-    )?;
-    Ok((received, status))
-}
-
-/// [`route_keyed`], handing this worker's pairs to `fold` a message at a time as they arrive,
-/// while the table is still being read: a join that folds them in holds only what is in flight.
-#[allow(clippy::too_many_arguments)]
-pub fn route_keyed_folding<U: Copy, V: ExchangeData + Clone, K: TableKey>(
     by_host: ByHost<'_>,
     reducer: &mut Reducer<'_>,
     share: &ProcessShare,

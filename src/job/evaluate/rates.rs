@@ -19,7 +19,7 @@ use crate::job::keys::UrlKey;
 use crate::job::load::{load, LoadChannels};
 use crate::job::page_key::{PageFinder, PageKey};
 use crate::job::progress::Progress;
-use crate::job::route::route_keyed_folding;
+use crate::job::route::route_keyed;
 use crate::job::share::ProcessShare;
 use crate::plan::evaluate::EvaluatePlan;
 use crate::report::evaluate::Evaluation;
@@ -58,7 +58,7 @@ pub fn worker(
     let urls = arranged.url_keys();
     let mut rated = Rated::new(arranged, &urls);
     let units = rates_in::units(&rate_files);
-    let status = route_keyed_folding(
+    let status = route_keyed(
         loaded.by_host(plan.pages.politeness),
         &mut reducer,
         share,

@@ -70,7 +70,8 @@ pub fn worker(
 
     // Read my row groups of the visits; send each (url key, at_s) to its host's worker.
     let units = visits_in::units(files);
-    let (received, status) = route_keyed(
+    let mut received = Vec::new();
+    let status = route_keyed(
         loaded.by_host(plan.pages.politeness),
         &mut reducer,
         share,
@@ -78,6 +79,7 @@ pub fn worker(
         &units,
         |u| u.file,
         |unit, row, invalid| visits_in::read_unit(&files[unit.file], unit, horizon.0, row, invalid),
+        |message| received.push(message),
     )?;
     progress.say(format!(
         "read {} visits rows; joining to pages",

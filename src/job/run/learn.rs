@@ -108,7 +108,8 @@ pub fn learn_rates(
 
     // The previous night's evidence, joined to the pages by URL.
     let units = learned::units(&previous);
-    let (received, status) = route_keyed(
+    let mut received = Vec::new();
+    let status = route_keyed(
         by_host,
         reducer,
         share,
@@ -123,6 +124,7 @@ pub fn learn_rates(
                 invalid,
             )
         },
+        |message| received.push(message),
     )?;
     counts.state_rows = status.rows;
     counts.state_invalid = status.invalid + status.unmatched;
@@ -153,7 +155,8 @@ pub fn learn_rates(
     let mut local = LearnCounts::default();
     for (s, slice) in slices.iter().enumerate() {
         let units = history::units(&files, slice);
-        let (received, status) = route_keyed(
+        let mut received = Vec::new();
+        let status = route_keyed(
             by_host,
             reducer,
             share,
@@ -176,6 +179,7 @@ pub fn learn_rates(
                     invalid,
                 )
             },
+            |message| received.push(message),
         )?;
         counts.history_rows += status.rows;
         counts.history_invalid += status.invalid;

@@ -17,9 +17,7 @@ use crate::job::channel::{Reducer, Shuffle};
 use crate::job::keys::UrlKey;
 use crate::job::page_key::{PageFinder, PageKey};
 use crate::job::progress::Progress;
-use crate::job::route::{
-    route_keyed, route_keyed_folding, sorted_by_page, ByHost, KeyedMessage, TableStatus,
-};
+use crate::job::route::{route_keyed, sorted_by_page, ByHost, KeyedMessage, TableStatus};
 use crate::job::share::ProcessShare;
 use crate::plan::run::{Fetches, SchedulePlan};
 use crate::report::clock::Moment;
@@ -242,7 +240,7 @@ pub fn known(
         said.next_us = vec![0; n];
         said.interval_s = vec![f64::NAN; n];
         let units = state_in::units(prev);
-        let status = route_keyed_folding(
+        let status = route_keyed(
             by_host,
             reducer,
             share,
@@ -276,7 +274,8 @@ pub fn known(
     let mut log: Vec<(PageKey, LogValue)> = Vec::new();
     if let Some(channel) = channels.log.as_mut() {
         let units = fetched_in::units(&logs);
-        let (received, status) = route_keyed(
+        let mut received = Vec::new();
+        let status = route_keyed(
             by_host,
             reducer,
             share,
@@ -291,6 +290,7 @@ pub fn known(
                     invalid,
                 )
             },
+            |message| received.push(message),
         )?;
         counts.log_rows = status.rows;
         counts.log_invalid = status.invalid;
