@@ -189,8 +189,20 @@ impl Evidence {
     /// What the observations in `window` saw: the intervals that ended in it (the whole
     /// interval, as the paper's reference code counts it) and the change notices in it.
     pub fn seen(&self, window: Window) -> Seen {
-        let first_day = window.first_day();
         let mut seen = Seen::default();
+        self.seen_into(window, &mut seen);
+        seen
+    }
+
+    /// [`Evidence::seen`] into `seen`, whose room is reused: a URL's changed intervals grown in a
+    /// fresh vector, twice a URL (its host's pool, its estimate), were a tenth of the learn
+    /// phase's CPU on 1M URLs with 30 days of history.
+    pub fn seen_into(&self, window: Window, seen: &mut Seen) {
+        let first_day = window.first_day();
+        seen.changed.clear();
+        seen.unchanged = 0;
+        seen.unchanged_days = 0.0;
+        seen.notices = 0;
         for e in self.events().filter(|e| e.day >= first_day) {
             seen.notices += e.changed as u64;
             if let Some(length) = e.interval {
@@ -202,7 +214,6 @@ impl Evidence {
                 }
             }
         }
-        seen
     }
 }
 
@@ -261,6 +272,27 @@ mod tests {
             assert!(kept / days <= c * (1.0 + 1e-15) && days / kept <= c * (1.0 + 1e-15));
         }
         assert_eq!(length_of(bin_of(1e9)), length_of(MAX_BIN));
+    }
+
+    #[test]
+    fn seen_into_room_used_before_is_what_fresh_room_sees() {
+        let mut busy = Evidence::default();
+        for (at, changed) in [(1.0, true), (2.0, false), (3.5, true), (4.0, true)] {
+            busy.observe(obs(at, changed)).unwrap();
+        }
+        let mut quiet = Evidence::default();
+        quiet.observe(obs(5.0, false)).unwrap();
+        quiet.observe(obs(7.0, false)).unwrap();
+        let window = Window { from: 0.0, to: 8.0 };
+        let mut room = Seen::default();
+        busy.seen_into(window, &mut room);
+        assert_eq!(room, busy.seen(window));
+        quiet.seen_into(window, &mut room);
+        assert_eq!(room, quiet.seen(window));
+        assert_eq!(
+            (room.changed.len(), room.unchanged, room.notices),
+            (0, 1, 0)
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::pooled::{host_priors, HostPool};
-use super::{estimate, Estimate, Evidence, Prior, Window};
+use super::{estimate_with, Estimate, Evidence, Prior, Seen, Window};
 use crate::reduce::AllReduce;
 
 /// Which prior a URL with little history leans on.
@@ -41,13 +41,16 @@ pub fn learn(
     prior: PriorKind,
     reduce: &mut impl AllReduce,
 ) -> Vec<Estimate> {
+    // one URL's intervals at a time, in room reused from URL to URL
+    let mut seen = Seen::default();
     let priors = match prior {
         PriorKind::Paper => vec![Prior::Paper; hosts],
         PriorKind::Host => {
             let mut pools = vec![HostPool::default(); hosts];
             for (e, &h) in evidence.iter().zip(host_of) {
                 if !e.complete {
-                    pools[h as usize].add(&e.seen(window));
+                    e.seen_into(window, &mut seen);
+                    pools[h as usize].add(&seen);
                 }
             }
             let rates: Vec<_> = pools.iter().map(HostPool::log_rate).collect();
@@ -63,7 +66,7 @@ pub fn learn(
             } else {
                 priors[h as usize]
             };
-            estimate(e, window, p)
+            estimate_with(e, window, p, &mut seen)
         })
         .collect()
 }

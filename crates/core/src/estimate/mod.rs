@@ -13,7 +13,7 @@ pub mod pooled;
 pub mod prior;
 pub mod synthetic;
 
-pub use evidence::Evidence;
+pub use evidence::{Evidence, Seen};
 pub use learn::{learn, PriorKind};
 pub use prior::Prior;
 
@@ -94,7 +94,18 @@ pub fn evidence_of(observations: &mut [Observation]) -> (Evidence, u64) {
 /// starts before (as the paper's reference code does: cutting it would bias the estimate), eq. 10.
 /// A URL's first crawl only starts its first interval.
 pub fn estimate(evidence: &Evidence, window: Window, prior: Prior) -> Estimate {
-    let seen = evidence.seen(window);
+    estimate_with(evidence, window, prior, &mut Seen::default())
+}
+
+/// [`estimate`] with `seen` as room for the URL's intervals (reused from URL to URL).
+pub fn estimate_with(
+    evidence: &Evidence,
+    window: Window,
+    prior: Prior,
+    seen: &mut Seen,
+) -> Estimate {
+    evidence.seen_into(window, seen);
+    let seen = &*seen;
     if evidence.complete {
         Estimate {
             change_rate: prior.complete_rate(seen.notices, window.days()),
@@ -103,7 +114,7 @@ pub fn estimate(evidence: &Evidence, window: Window, prior: Prior) -> Estimate {
         }
     } else {
         Estimate {
-            change_rate: prior.incomplete_rate(&seen),
+            change_rate: prior.incomplete_rate(seen),
             observations: seen.intervals(),
             changes: seen.changed.len() as u64,
         }
