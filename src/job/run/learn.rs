@@ -17,6 +17,7 @@ use crate::io::inputs;
 use crate::io::learned;
 use crate::job::arrange::Arranged;
 use crate::job::channel::{Reducer, Shuffle};
+use crate::job::keys::UrlKey;
 use crate::job::progress::Progress;
 use crate::job::route::{
     collected_pairs, route_keyed, sorted_pairs, ByHost, KeyedMessage, TableStatus,
@@ -96,8 +97,12 @@ pub fn learn_rates(
         prior: plan.prior.name().to_owned(),
         ..LearnCounts::default()
     };
-    let mut evidence = vec![Evidence::default(); n];
-    let pages = arranged.pages_by_url_key();
+    // Each page's evidence is built in URL-key order, the order the previous night's rows and
+    // every slice of the history are sorted in, so that folding them in walks forward through
+    // both (in page order, each row's page was a cache miss: a tenth of the phase's CPU on 1M
+    // URLs with 30 days of history); it is put in page order once all are in.
+    let mut by_key = vec![Evidence::default(); n];
+    let mut pages = arranged.pages_by_url_key();
     let mut first = f64::INFINITY;
     // Every worker opens the files first: a bad one fails everywhere before any data moves.
     let previous = match &plan.previous {
@@ -135,14 +140,14 @@ pub fn learn_rates(
     state.dedup_by_key(|s| s.0);
     let mut at = 0;
     let mut state_used = 0u64;
-    for &(key, i) in &pages {
+    for (&(key, _), page) in pages.iter().zip(&mut by_key) {
         while at < state.len() && state[at].0 < key {
             at += 1;
         }
         if let Some((_, bytes)) = state.get(at).filter(|s| s.0 == key) {
             // decoded by the reader already: it cannot fail here
             if let Some(e) = Evidence::from_bytes(bytes) {
-                evidence[i as usize] = e;
+                *page = e;
                 state_used += 1;
             }
         }
@@ -190,11 +195,10 @@ pub fn learn_rates(
         let rows = sorted_pairs(received, |a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         let mut at = 0;
         let mut matched = 0u64;
-        for &(key, i) in &pages {
+        for (&(key, _), e) in pages.iter().zip(&mut by_key) {
             while at < rows.len() && rows[at].0 < key {
                 at += 1;
             }
-            let e = &mut evidence[i as usize];
             for &(_, (at_days, flags)) in rows[at..].iter().take_while(|r| r.0 == key) {
                 matched += 1;
                 if at_days > to {
@@ -222,6 +226,8 @@ pub fn learn_rates(
             rows.len()
         ));
     }
+
+    let mut evidence = in_page_order(by_key, &mut pages);
 
     // A page the input marks as completely observed is one even on a night its feed had no notice
     // (a page that never changes sends none): its rate is then its notices over the window.
@@ -287,11 +293,59 @@ pub fn learn_rates(
     })
 }
 
+/// The evidence `by_key` (page `pages[j].1`'s at `j`) in page order, moved in place: a cycle at a
+/// time, each swap putting one page's evidence where it belongs (no second vector of them at the
+/// phase's end). `pages` is left in page order.
+fn in_page_order(mut by_key: Vec<Evidence>, pages: &mut [(UrlKey, u32)]) -> Vec<Evidence> {
+    for j in 0..pages.len() {
+        loop {
+            let to = pages[j].1 as usize;
+            if to == j {
+                break;
+            }
+            by_key.swap(j, to);
+            pages.swap(j, to);
+        }
+    }
+    by_key
+}
+
 /// Keeps the first unusable row a routing found.
 fn note_invalid(counts: &mut LearnCounts, status: &TableStatus) {
     if let Some((_, bad)) = &status.first_invalid {
         if counts.first_invalid.is_none() {
             counts.first_invalid = Some(bad.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use revisit_core::estimate::Observation;
+
+    proptest! {
+        /// Whatever the keys' order, every page gets the evidence built under its key.
+        #[test]
+        fn evidence_built_by_key_lands_on_its_page(order in Just((0..300u32).collect::<Vec<_>>()).prop_shuffle()) {
+            // page i's evidence: one observation on day i, so each is told from the others
+            let mut pages: Vec<(UrlKey, u32)> =
+                order.iter().map(|&i| (UrlKey::from(u128::from(i) << 70), i)).collect();
+            let by_key: Vec<Evidence> = pages
+                .iter()
+                .map(|&(_, i)| {
+                    let mut e = Evidence::default();
+                    e.observe(Observation { at_days: f64::from(i), changed: false, complete: false })
+                        .expect("a first observation");
+                    e
+                })
+                .collect();
+            let evidence = in_page_order(by_key, &mut pages);
+            for (i, e) in evidence.iter().enumerate() {
+                prop_assert_eq!(e.last_at, Some(i as f64));
+            }
+            prop_assert!(pages.iter().enumerate().all(|(j, p)| p.1 as usize == j));
         }
     }
 }
