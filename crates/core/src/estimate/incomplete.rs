@@ -19,7 +19,19 @@ const LOG_RATE_RANGE: (f64, f64) = (-700.0, 700.0);
 /// The root lambda of sum_{a in changed} a / (e^{lambda a} - 1) = unchanged_days (both sides > 0),
 /// by Newton's method on ln lambda inside a bisection bracket, to the last bits.
 pub fn mle(changed: &[f64], unchanged_days: f64) -> f64 {
-    if changed.is_empty() {
+    mle_of(changed, None, unchanged_days)
+}
+
+/// [`mle`] with one more changed interval of `smoothing` days after `changed` (the smoothing's
+/// imaginary one, [`super::Prior`]): the same sums in the same order as on `changed` with it
+/// appended, without a copy of `changed` a URL to append it to.
+pub fn mle_smoothed(changed: &[f64], smoothing: f64, unchanged_days: f64) -> f64 {
+    mle_of(changed, Some(smoothing), unchanged_days)
+}
+
+fn mle_of(changed: &[f64], extra: Option<f64>, unchanged_days: f64) -> f64 {
+    let all = || changed.iter().copied().chain(extra);
+    if changed.is_empty() && extra.is_none() {
         return 0.0;
     }
     if unchanged_days <= 0.0 {
@@ -29,7 +41,7 @@ pub fn mle(changed: &[f64], unchanged_days: f64) -> f64 {
     let g = |x: f64| -> (f64, f64) {
         let lambda = x.exp();
         let (mut s, mut ds) = (0.0, 0.0);
-        for &a in changed {
+        for a in all() {
             let e = (a * lambda).exp_m1();
             let term = a / e;
             s += term;
@@ -40,10 +52,8 @@ pub fn mle(changed: &[f64], unchanged_days: f64) -> f64 {
         (s.ln() - unchanged_days.ln(), lambda * ds / s)
     };
     // Equal intervals a give lambda = ln(1 + k a / U) / a with k changed: a first guess.
-    let (k, a_mean) = (
-        changed.len() as f64,
-        changed.iter().sum::<f64>() / changed.len() as f64,
-    );
+    let k = (changed.len() + usize::from(extra.is_some())) as f64;
+    let a_mean = all().sum::<f64>() / k;
     let mut x = ((k * a_mean / unchanged_days).ln_1p() / a_mean).ln();
     let (mut lo, mut hi) = LOG_RATE_RANGE;
     if !(lo..=hi).contains(&x) {

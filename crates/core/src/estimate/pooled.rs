@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::evidence::Seen;
-use super::incomplete::mle;
+use super::incomplete::mle_smoothed;
 use super::{Prior, SMOOTHING};
 use crate::exact_sum::ExactSum;
 use crate::reduce::{AllReduce, Combine};
@@ -39,8 +39,7 @@ impl HostPool {
         }
         let mut changed = self.changed.clone();
         changed.sort_unstable_by(f64::total_cmp);
-        changed.push(SMOOTHING);
-        let rate = mle(&changed, self.unchanged_days.value() + SMOOTHING);
+        let rate = mle_smoothed(&changed, SMOOTHING, self.unchanged_days.value() + SMOOTHING);
         Some(LogRate {
             log_rate: rate.ln(),
             variance: 1.0 / (self.changed.len() as f64 + SMOOTHING),

@@ -7,7 +7,7 @@
 //! takes over once it has seen a few changes or watched for longer than that.
 
 use super::evidence::Seen;
-use super::incomplete::mle;
+use super::incomplete::mle_smoothed;
 use super::SMOOTHING;
 
 /// The prior of an estimate.
@@ -39,10 +39,11 @@ impl Prior {
     /// Eq. 10 on what the crawls saw, smoothed: the root of
     /// sum_changed a / (e^(lambda a) - 1) = sum_unchanged a, with the imaginary intervals.
     pub fn incomplete_rate(self, seen: &Seen) -> f64 {
-        let mut changed = Vec::with_capacity(seen.changed.len() + 1);
-        changed.extend_from_slice(&seen.changed);
-        changed.push(SMOOTHING);
-        mle(&changed, seen.unchanged_days + self.unchanged_days())
+        mle_smoothed(
+            &seen.changed,
+            SMOOTHING,
+            seen.unchanged_days + self.unchanged_days(),
+        )
     }
 
     /// Eq. 11, smoothed: (notices + 1/2) / (days watched + the imaginary days).
