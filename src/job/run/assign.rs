@@ -1,16 +1,16 @@
 //! The assignment phase of `run`: every host to one crawler, by rendezvous hashing with bounded
-//! loads; every worker runs the same assignment on every host's budget.
+//! loads. Each worker sorts and scores its own hosts; the lead places every worker's, in one
+//! greedy over their lists, and sends each worker its hosts' crawlers.
 
 use std::cmp::Ordering;
 
-use revisit_core::reduce::{AllReduce, Combine};
-use revisit_core::schedule::assign::{assign_with_first_choices, imbalance, placement_order};
+use revisit_core::schedule::assign::{assign_sorted, placement_order, SortedHosts};
 use revisit_core::schedule::rendezvous::Rendezvous;
 use serde::{Deserialize, Serialize};
 
 use super::solve::Solved;
 use crate::job::arrange::Arranged;
-use crate::job::channel::Reducer;
+use crate::job::channel::{Reducer, Shuffle};
 use crate::job::flag_sort::sort_by_wide_key;
 use crate::job::progress::Progress;
 use crate::plan::run::RunPlan;
@@ -28,46 +28,124 @@ pub struct Assigned {
     pub largest_host: f64,
 }
 
+/// The worker that places every host.
+const LEAD: u32 = 0;
+
+/// The assignment's exchanges: every worker's hosts to the lead, and their crawlers back.
+///
+/// Why not an all-reduce of the hosts, each worker then placing them all: every worker decoded,
+/// merged and placed every host, and at 3.1M hosts each held 60 MB of fresh memory for the
+/// merged list alone (a tenth of the write phase's page faults). Between threads of one process
+/// the lists move without a copy.
+pub struct AssignChannels {
+    loads: Shuffle<HostLoads>,
+    placed: Shuffle<Placed>,
+}
+
+impl AssignChannels {
+    /// Builds the dataflows (in the same order on every worker).
+    pub fn new(worker: &mut timely::worker::Worker) -> Self {
+        AssignChannels {
+            loads: Shuffle::new(worker, "HostLoadsToLead", |m: &HostLoads| m.dest as u64),
+            placed: Shuffle::new(worker, "CrawlersOfHosts", |m: &Placed| m.dest as u64),
+        }
+    }
+}
+
 /// Assigns every host of every worker; returns this worker's share.
 pub fn assign(
     reducer: &mut Reducer<'_>,
+    channels: &mut AssignChannels,
     plan: &RunPlan,
     arranged: &Arranged,
     solved: &Solved,
     progress: &Progress,
 ) -> Assigned {
-    // this worker's hosts in the order the assignment places them; every worker's, merged
+    let index = reducer.worker.index() as u32;
+    // this worker's hosts in the order the assignment places them
     let local = in_placement_order(&arranged.host_keys, &solved.solution.budgets);
-    let all = reducer.all_reduce(HostLoads::of(&local, plan.crawlers));
-    let all_hosts = all.hosts;
-    let assignment = assign_with_first_choices(&all_hosts, &all.first, plan.crawlers);
-    let load_ratio = imbalance(&all_hosts, &assignment, plan.crawlers);
-    let largest_host = all_hosts.iter().map(|h| h.1).fold(0.0, f64::max);
-    let crawler_of = local_crawlers(&local, &all_hosts, &assignment);
+    let loads = HostLoads::of(&local, plan.crawlers, index);
+    let own = if index == LEAD {
+        Some(loads)
+    } else {
+        channels.loads.send(loads);
+        None
+    };
+    let gathered = channels.loads.finish_round(reducer.worker);
+    let own = own.map(|own| {
+        let mut placed = place_all(own, gathered, plan.crawlers);
+        // the lead's own first, kept; the others' sent
+        let own = placed.remove(0);
+        for p in placed {
+            channels.placed.send(p);
+        }
+        own
+    });
+    let received = channels.placed.finish_round(reducer.worker);
+    let placed = own
+        .or_else(|| received.into_iter().next())
+        .expect("the lead sends every worker its hosts' crawlers");
+    let mut crawler_of = vec![0; local.len()];
+    for (&(_, h), &crawler) in local.iter().zip(&placed.crawlers) {
+        crawler_of[h as usize] = crawler;
+    }
     let mut hosts_of_crawler: Vec<Vec<usize>> = vec![Vec::new(); plan.crawlers as usize];
     for (h, &crawler) in crawler_of.iter().enumerate() {
         hosts_of_crawler[crawler as usize].push(h);
     }
     progress.say(format!(
         "assigned {} hosts to {} crawlers (the busiest at {}x the mean load)",
-        count(all_hosts.len() as u64),
+        count(placed.hosts),
         plan.crawlers,
-        num(load_ratio)
+        num(placed.load_ratio)
     ));
     Assigned {
         crawler_of,
         hosts_of_crawler,
-        load_ratio,
-        largest_host,
+        load_ratio: placed.load_ratio,
+        largest_host: placed.largest_host,
     }
+}
+
+/// Places the hosts of every worker (the lead's `own` and the others' `gathered`), each worker's
+/// in placement order; returns each worker's crawlers, the lead's first.
+fn place_all(own: HostLoads, gathered: Vec<HostLoads>, crawlers: u32) -> Vec<Placed> {
+    let mut lists = vec![own];
+    lists.extend(gathered);
+    // in worker order: of equal hosts the earlier worker's is placed first, whichever arrived first
+    lists.sort_by_key(|l| l.worker);
+    let sorted: Vec<SortedHosts> = lists
+        .iter()
+        .map(|l| SortedHosts {
+            hosts: &l.hosts,
+            first: &l.first,
+        })
+        .collect();
+    let (placed, load_ratio) = assign_sorted(&sorted, crawlers);
+    let hosts = lists.iter().map(|l| l.hosts.len() as u64).sum();
+    let largest_host = lists
+        .iter()
+        .flat_map(|l| l.hosts.iter().map(|h| h.1))
+        .fold(0.0, f64::max);
+    lists
+        .iter()
+        .zip(placed)
+        .map(|(l, crawlers)| Placed {
+            dest: l.worker,
+            crawlers,
+            hosts,
+            load_ratio,
+            largest_host,
+        })
+        .collect()
 }
 
 /// A local host: its (key, load), and its index among this worker's hosts.
 type LocalHost = ((u64, f64), u32);
 
 /// This worker's hosts (by `keys`, with their `budgets`) in [`placement_order`]: sorted once here,
-/// they are merged across workers without a sort, the assignment places them without one, and
-/// each finds its crawler by one merge.
+/// the lead places every worker's without a sort or a merge, and each worker's crawlers come back
+/// in this order.
 fn in_placement_order(keys: &[u64], budgets: &[f64]) -> Vec<LocalHost> {
     let mut local: Vec<LocalHost> = keys
         .iter()
@@ -78,44 +156,33 @@ fn in_placement_order(keys: &[u64], budgets: &[f64]) -> Vec<LocalHost> {
     // hosts equal in the order (same key and load) are interchangeable: no tie-break
     sort_by_wide_key(
         &mut local,
-        |&(h, _)| HostLoads::order(h),
+        |&(h, _)| placement_order(h.0, h.1),
         |_, _| Ordering::Equal,
     );
     local
 }
 
-/// The crawler of each local host, from every host's `assignment` in the order of `all`: both in
-/// placement order, so one merge (a binary search per host missed the cache at every step of a
-/// million-host table).
-fn local_crawlers(local: &[LocalHost], all: &[(u64, f64)], assignment: &[u32]) -> Vec<u32> {
-    let mut crawler_of = vec![0; local.len()];
-    let mut at = 0;
-    for &(host, h) in local {
-        let order = HostLoads::order(host);
-        while HostLoads::order(all[at]) < order {
-            at += 1;
-        }
-        crawler_of[h as usize] = assignment[at];
-    }
-    crawler_of
-}
-
-/// Hosts' (key, budget) in [`placement_order`] (equal only for hosts whose 64-bit keys and
-/// budgets both agree, interchangeable to the assignment), and each one's first choice of
-/// crawler ([`Rendezvous::first_choice`]): each worker sorts and scores its own, and combining
-/// merges, so no worker sorts or scores every host.
-#[derive(Clone, Default, Serialize, Deserialize)]
+/// A worker's hosts' (key, budget) in [`placement_order`], and each one's first choice of crawler
+/// ([`Rendezvous::first_choice`]): each worker sorts and scores its own, so that the lead does
+/// neither for every host.
+#[derive(Clone, Serialize, Deserialize)]
 struct HostLoads {
+    /// The lead.
+    dest: u32,
+    /// The worker whose hosts these are.
+    worker: u32,
     hosts: Vec<(u64, f64)>,
     #[serde(with = "crate::plain")]
     first: Vec<u32>,
 }
 
 impl HostLoads {
-    /// This worker's hosts, already in placement order, among `crawlers`.
-    fn of(local: &[LocalHost], crawlers: u32) -> Self {
+    /// The hosts of `worker`, already in placement order, among `crawlers`.
+    fn of(local: &[LocalHost], crawlers: u32, worker: u32) -> Self {
         let rendezvous = Rendezvous::new(crawlers);
         HostLoads {
+            dest: LEAD,
+            worker,
             hosts: local.iter().map(|&(h, _)| h).collect(),
             first: local
                 .iter()
@@ -123,79 +190,73 @@ impl HostLoads {
                 .collect(),
         }
     }
-
-    #[inline]
-    fn order(h: (u64, f64)) -> (u64, u64) {
-        placement_order(h.0, h.1)
-    }
 }
 
-impl Combine for HostLoads {
-    fn combine(&mut self, o: Self) {
-        let (a, b) = (&self.hosts, &o.hosts);
-        let (fa, fb) = (&self.first, &o.first);
-        let mut hosts = Vec::with_capacity(a.len() + b.len());
-        let mut first = Vec::with_capacity(a.len() + b.len());
-        let (mut i, mut j) = (0, 0);
-        // one comparison and one push a host, without a branch on which side gave it
-        while i < a.len() && j < b.len() {
-            let from_b = Self::order(b[j]) < Self::order(a[i]);
-            hosts.push(if from_b { b[j] } else { a[i] });
-            first.push(if from_b { fb[j] } else { fa[i] });
-            j += from_b as usize;
-            i += !from_b as usize;
-        }
-        hosts.extend_from_slice(&a[i..]);
-        hosts.extend_from_slice(&b[j..]);
-        first.extend_from_slice(&fa[i..]);
-        first.extend_from_slice(&fb[j..]);
-        *self = HostLoads { hosts, first };
-    }
+/// The crawlers of a worker's hosts, in the order of its [`HostLoads`], with what every worker
+/// reports of the whole assignment.
+#[derive(Clone, Serialize, Deserialize)]
+struct Placed {
+    dest: u32,
+    #[serde(with = "crate::plain")]
+    crawlers: Vec<u32>,
+    /// Hosts of all workers.
+    hosts: u64,
+    /// Largest crawler load over the mean, and the largest load of one host.
+    load_ratio: f64,
+    largest_host: f64,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use revisit_core::schedule::assign::{assign, imbalance};
 
-    #[test]
-    fn local_hosts_find_their_crawler_as_a_search_would() {
-        let mut all: Vec<(u64, f64)> = (0..50u64).map(|k| (k * 7 + 3, (k % 4) as f64)).collect();
-        all.sort_by_key(|&h| HostLoads::order(h));
-        let assignment: Vec<u32> = (0..50).map(|i| (i * 13 % 5) as u32).collect();
-        let picked = [49u64, 0, 20, 21, 2, 7];
-        let keys: Vec<u64> = picked.iter().map(|k| k * 7 + 3).collect();
-        let budgets: Vec<f64> = picked.iter().map(|k| (k % 4) as f64).collect();
-        let want: Vec<u32> = keys
-            .iter()
-            .zip(&budgets)
-            .map(|(&k, &b)| assignment[all.iter().position(|&x| x == (k, b)).unwrap()])
-            .collect();
-        let local = in_placement_order(&keys, &budgets);
-        assert_eq!(local_crawlers(&local, &all, &assignment), want);
-        assert!(local_crawlers(&[], &all, &assignment).is_empty());
+    /// Three workers' hosts, each with a few keys and loads of its own and some shared, so that
+    /// hosts tie across workers.
+    fn worker_hosts(w: u64) -> (Vec<u64>, Vec<f64>) {
+        let keys: Vec<u64> = (0..60).map(|i| (i * 7919 + w * 31) % 89).collect();
+        let budgets: Vec<f64> = keys.iter().map(|&x| ((x + w) % 5) as f64 * 0.5).collect();
+        (keys, budgets)
     }
 
     #[test]
-    fn combined_loads_are_every_host_sorted_in_any_order_of_workers() {
+    fn every_workers_hosts_are_placed_as_all_hosts_in_one_list_are() {
         const CRAWLERS: u32 = 7;
-        let worker = |k: u64| {
-            let keys: Vec<u64> = (0..40).map(|i| (i * 7919 + k * 31) % 97).collect();
-            let budgets: Vec<f64> = keys.iter().map(|&x| (x % 5) as f64).collect();
-            HostLoads::of(&in_placement_order(&keys, &budgets), CRAWLERS)
-        };
-        let mut all: Vec<(u64, f64)> = (0..3).flat_map(|k| worker(k).hosts).collect();
-        all.sort_by_key(|&h| HostLoads::order(h));
-        for order in [[0, 1, 2], [2, 0, 1], [1, 2, 0]] {
-            let mut total = worker(order[0]);
-            total.combine(worker(order[1]));
-            total.combine(worker(order[2]));
-            let bits =
-                |v: &[(u64, f64)]| v.iter().map(|&h| HostLoads::order(h)).collect::<Vec<_>>();
-            assert_eq!(bits(&total.hosts), bits(&all));
-            // each host's first choice travelled with it
-            let rendezvous = Rendezvous::new(CRAWLERS);
-            let first: Vec<u32> = all.iter().map(|h| rendezvous.first_choice(h.0)).collect();
-            assert_eq!(total.first, first);
+        let workers: Vec<(Vec<u64>, Vec<f64>)> = (0..3).map(worker_hosts).collect();
+        let locals: Vec<Vec<LocalHost>> = workers
+            .iter()
+            .map(|(k, b)| in_placement_order(k, b))
+            .collect();
+        let loads = |w: usize| HostLoads::of(&locals[w], CRAWLERS, w as u32);
+        // the others' lists arrive in any order
+        for gathered in [vec![1, 2], vec![2, 1]] {
+            let placed = place_all(
+                loads(0),
+                gathered.into_iter().map(loads).collect(),
+                CRAWLERS,
+            );
+            assert_eq!(placed.iter().map(|p| p.dest).collect::<Vec<_>>(), [0, 1, 2]);
+            // every host of every worker, in worker order, then in placement order (a stable
+            // sort: of equal hosts the earlier worker's first), placed in one list
+            let mut all: Vec<((u64, f64), (usize, usize))> = locals
+                .iter()
+                .enumerate()
+                .flat_map(|(w, l)| l.iter().enumerate().map(move |(i, &(h, _))| (h, (w, i))))
+                .collect();
+            all.sort_by_key(|&(h, _)| placement_order(h.0, h.1));
+            let hosts: Vec<(u64, f64)> = all.iter().map(|a| a.0).collect();
+            let want = assign(&hosts, CRAWLERS);
+            for (&(_, (w, i)), &crawler) in all.iter().zip(&want) {
+                assert_eq!(placed[w].crawlers[i], crawler, "worker {w}, host {i}");
+            }
+            for p in &placed {
+                assert_eq!(p.hosts, 180);
+                assert_eq!(
+                    p.load_ratio.to_bits(),
+                    imbalance(&hosts, &want, CRAWLERS).to_bits()
+                );
+                assert_eq!(p.largest_host, 2.0);
+            }
         }
     }
 }

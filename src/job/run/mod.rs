@@ -85,7 +85,14 @@ pub fn worker(
         &progress,
     )?;
     let solved = solve::solve(&mut reducer, plan, &loaded, &progress)?;
-    let assigned = assign::assign(&mut reducer, plan, &loaded.arranged, &solved, &progress);
+    let assigned = assign::assign(
+        &mut reducer,
+        &mut channels.assign,
+        plan,
+        &loaded.arranged,
+        &solved,
+        &progress,
+    );
     let schedule = schedule::schedule(plan, &loaded.arranged, &solved, &known);
     let night = night(&mut reducer, plan, &loaded, &solved, &progress);
     let phases = Phases {
@@ -129,6 +136,8 @@ pub struct Channels {
     /// The previous learned table and the crawl history to their host's worker (when learning),
     /// and what was learned to the crawler's writer.
     pub learn: Option<(LearnChannels, Shuffle<LearnedBatch>)>,
+    /// Every worker's hosts to the lead, which assigns them to crawlers, and their crawlers back.
+    pub assign: assign::AssignChannels,
     /// Solved rows to their crawler's writer.
     pub rated: Shuffle<RatedBatch>,
     /// Visited hosts to their crawler's writer (with --timetable --cyclic).
@@ -151,6 +160,7 @@ impl Channels {
                     Shuffle::new(worker, "LearnedToWriter", |b: &LearnedBatch| b.dest as u64),
                 )
             }),
+            assign: assign::AssignChannels::new(worker),
             rated: Shuffle::new(worker, "ByCrawler", |b| b.dest as u64),
             visits: matches!(mode, Some(TimetableMode::Cyclic(_)))
                 .then(|| Shuffle::new(worker, "ToTimetable", |b: &VisitBatch| b.dest as u64)),
