@@ -227,14 +227,15 @@ fn url_identity(batches: &[RowBatch], starts: &[u32], row: u32) -> u128 {
 /// host-heavy set, 194K hosts a part: slower there than the 32-byte keys.)
 ///
 /// The keys are written into `keys` (emptied first; its room is kept, and grown to the rows if
-/// need be).
+/// need be), the hosts' identities into the room of `room.hosts` (which it gives up).
 pub fn canonical_order(
     batches: &[RowBatch],
     starts: &[u32],
     part: Part,
     mut keys: Vec<RowKey>,
+    room: &mut RankRoom,
 ) -> Ordered {
-    let (hosts, entry_rank) = rank_hosts(batches, part);
+    let (hosts, entry_rank) = rank_hosts(batches, part, room);
     keys.clear();
     keys.reserve_exact(batches.iter().map(RowBatch::len).sum());
     for (b, (batch, ranks)) in batches.iter().zip(&entry_rank).enumerate() {
@@ -281,8 +282,10 @@ fn sort_by_host_and_url(keys: &mut [RowKey], whole: impl Fn(u32) -> (u128, u64))
 /// entries of 6.3K hosts for a part of 600K rows on Zipf hosts; 290K of 194K on the host-heavy
 /// set). Found in a hash map instead, they missed the cache at every entry, and took longer than
 /// the sort of every row by host they replaced on the host-heavy set.
-fn rank_hosts(batches: &[RowBatch], part: Part) -> (Vec<u128>, Vec<Vec<u32>>) {
-    let mut entries: Vec<HostEntry> = Vec::with_capacity(batches.iter().map(RowBatch::hosts).sum());
+fn rank_hosts(batches: &[RowBatch], part: Part, room: &mut RankRoom) -> (Vec<u128>, Vec<Vec<u32>>) {
+    let entries = &mut room.entries;
+    entries.clear();
+    entries.reserve_exact(batches.iter().map(RowBatch::hosts).sum());
     for (b, batch) in batches.iter().enumerate() {
         // each of the batch's hosts hashed once
         entries.extend((0..batch.hosts()).map(|e| {
@@ -303,7 +306,7 @@ fn rank_hosts(batches: &[RowBatch], part: Part) -> (Vec<u128>, Vec<Vec<u32>>) {
     // In-place radix passes on the two bytes below the part's bits (a second only where a
     // bucket is large: each pass sets up 256 buckets), then small sorts in cache.
     let byte = |x: &HostEntry, k: u32| ((x.id[0] >> (56 - part.bits - 8 * k)) & 0xff) as usize;
-    let top = flag_pass(&mut entries, |x| byte(x, 0));
+    let top = flag_pass(entries, |x| byte(x, 0));
     for d in 0..RADIX {
         let bucket = &mut entries[top[d]..top[d + 1]];
         if bucket.len() <= SECOND_PASS_PAST {
@@ -316,9 +319,12 @@ fn rank_hosts(batches: &[RowBatch], part: Part) -> (Vec<u128>, Vec<Vec<u32>>) {
         }
     }
     let mut entry_rank: Vec<Vec<u32>> = batches.iter().map(|b| vec![0; b.hosts()]).collect();
-    let mut hosts: Vec<u128> = Vec::new();
+    // at most an identity an entry: no growth, whose copies were fresh pages each
+    let mut hosts = std::mem::take(&mut room.hosts);
+    hosts.clear();
+    hosts.reserve_exact(entries.len());
     let mut last = None;
-    for x in &entries {
+    for x in entries.iter() {
         if last != Some(x.id) {
             hosts.push(((x.id[0] as u128) << 64) | x.id[1] as u128);
             last = Some(x.id);
@@ -326,6 +332,23 @@ fn rank_hosts(batches: &[RowBatch], part: Part) -> (Vec<u128>, Vec<Vec<u32>>) {
         entry_rank[x.batch as usize][x.entry as usize] = hosts.len() as u32 - 1;
     }
     (hosts, entry_rank)
+}
+
+/// The buffers [`canonical_order`] ranks a part's hosts in, kept from part to part: its hosts'
+/// entries, and room for their identities (given back with [`RankRoom::take_back`]). Allocated
+/// afresh for every part, they were a fifth of the pages faulted in while arranging the host-heavy
+/// set (and given back to the system after each part, see `heap::give_back_freed`).
+#[derive(Default)]
+pub struct RankRoom {
+    entries: Vec<HostEntry>,
+    hosts: Vec<u128>,
+}
+
+impl RankRoom {
+    /// Takes back the room of `hosts` (an [`Ordered`]'s, used up).
+    pub fn take_back(&mut self, hosts: Vec<u128>) {
+        self.hosts = hosts;
+    }
 }
 
 /// A batch's host entry and its host's identity, as (high, low) halves (a u128 would align the
@@ -495,6 +518,9 @@ fn arrange_in_parts(
 struct Scratch {
     keys: Vec<RowKey>,
     places: Vec<u32>,
+    rank: RankRoom,
+    /// Where each kept host's first row is (batch, row), for its name.
+    named_by: Vec<(usize, usize)>,
 }
 
 impl Scratch {
@@ -505,6 +531,8 @@ impl Scratch {
         let scratch = Scratch {
             keys: Vec::with_capacity(KEYS_PER_RECORD * largest),
             places: Vec::with_capacity(largest),
+            rank: RankRoom::default(),
+            named_by: Vec::new(),
         };
         // sorted, then scattered into at random (the keys as the records that take over their
         // buffer; the places by row number)
@@ -689,8 +717,13 @@ fn arrange_part(
     out: &mut Columns,
 ) {
     let starts = row_starts(&batches);
-    let Ordered { keys, hosts } =
-        canonical_order(&batches, &starts, part, std::mem::take(&mut scratch.keys));
+    let Ordered { keys, hosts } = canonical_order(
+        &batches,
+        &starts,
+        part,
+        std::mem::take(&mut scratch.keys),
+        &mut scratch.rank,
+    );
     // by row number: whether the row lost its URL to another host's row (usually none)
     let lost_rows: Vec<bool> = if lost.is_empty() {
         Vec::new()
@@ -706,7 +739,8 @@ fn arrange_part(
     dest.clear();
     dest.resize(keys.len(), u32::MAX);
     // where each kept host's first row is (batch, row), for its name
-    let mut named_by = Vec::new();
+    let mut named_by = std::mem::take(&mut scratch.named_by);
+    named_by.clear();
     // hosts come in increasing identity, as the table's delays are sorted: a merge
     let mut delays = delays.in_order();
     let mut n = 0usize;
@@ -766,8 +800,8 @@ fn arrange_part(
         out.host_delays.push(delay);
     }
     host_names(&batches, &named_by, &mut out.host_text, &mut out.host_end);
-    drop(named_by);
-    drop(hosts);
+    scratch.named_by = named_by;
+    scratch.rank.take_back(hosts);
     let mut texts = Vec::with_capacity(batches.len());
     // Scattered writes miss the cache once per row and column, so a row's numbers and its URL's
     // place travel together in one record (one miss) and are split into columns afterwards, in
@@ -1130,6 +1164,8 @@ mod tests {
         // hosts of many pages, and many small ones
         let mut sizes = vec![12_000, 4_097, 160_000];
         sizes.extend((0..300).map(|h| 1 + h % 40));
+        // the hosts' room of every seed after the first holds the seed before's entries and hosts
+        let mut rank_room = RankRoom::default();
         for seed in 0..3 {
             let batches = batches_of_hosts(seed, &sizes);
             let starts = row_starts(&batches);
@@ -1138,7 +1174,8 @@ mod tests {
             let mut kept = vec![RowKey::default(); 1000];
             kept.reserve(500_000);
             let room = kept.capacity();
-            let Ordered { keys, hosts } = canonical_order(&batches, &starts, whole, kept);
+            let Ordered { keys, hosts } =
+                canonical_order(&batches, &starts, whole, kept, &mut rank_room);
             assert_eq!(keys.capacity(), room);
             // the order of a plain sort of every row by (host identity, URL identity, origin),
             // from the rows' names
@@ -1165,6 +1202,7 @@ mod tests {
                 .all(|(k, e)| hosts[k.host as usize] == e.0));
             // with duplicates among them
             assert!(expected.windows(2).any(|w| w[0].1 == w[1].1));
+            rank_room.take_back(hosts);
         }
     }
 
