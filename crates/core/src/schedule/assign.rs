@@ -75,6 +75,8 @@ pub fn assign_sorted(lists: &[SortedHosts<'_>], crawlers: u32) -> (Vec<Vec<u32>>
         limit: (1.0 + LOAD_SLACK) * total / crawlers as f64,
     };
     let mut out: Vec<Vec<u32>> = lists.iter().map(|l| vec![0; l.hosts.len()]).collect();
+    // each crawler's load, exactly, summed as the hosts are placed (for the balance)
+    let mut sums = vec![ExactSum::new(); crawlers as usize];
     // the lists' next hosts, least first: (placement order, list), so that of equal hosts the
     // earlier list's comes first; each list's next host replaces the one taken (one sift-down)
     let mut next = vec![0usize; lists.len()];
@@ -90,7 +92,9 @@ pub fn assign_sorted(lists: &[SortedHosts<'_>], crawlers: u32) -> (Vec<Vec<u32>>
         let l = top.0 .1;
         let at = next[l];
         let (key, w) = lists[l].hosts[at];
-        out[l][at] = placer.place(key, w, lists[l].first[at]);
+        let crawler = placer.place(key, w, lists[l].first[at]);
+        sums[crawler as usize].add(w);
+        out[l][at] = crawler;
         next[l] += 1;
         if next[l] < lists[l].hosts.len() {
             *top = head(l, next[l]);
@@ -98,12 +102,7 @@ pub fn assign_sorted(lists: &[SortedHosts<'_>], crawlers: u32) -> (Vec<Vec<u32>>
             PeekMut::pop(top);
         }
     }
-    let placed = lists
-        .iter()
-        .zip(&out)
-        .flat_map(|(l, c)| l.hosts.iter().map(|h| h.1).zip(c.iter().copied()));
-    let ratio = imbalance_of(placed, crawlers);
-    (out, ratio)
+    (out, max_over_mean(&sums))
 }
 
 /// The greedy on the crawlers of `rendezvous`.
@@ -215,19 +214,16 @@ fn load_of(heavy: u64) -> f64 {
 
 /// max / mean of the crawlers' loads (1 = perfect balance), the same for any order of `hosts`.
 pub fn imbalance(hosts: &[(u64, f64)], assignment: &[u32], crawlers: u32) -> f64 {
-    imbalance_of(
-        hosts.iter().map(|h| h.1).zip(assignment.iter().copied()),
-        crawlers,
-    )
-}
-
-/// [`imbalance`] of hosts given as (load, crawler).
-fn imbalance_of(placed: impl Iterator<Item = (f64, u32)>, crawlers: u32) -> f64 {
     // exact sums: the same ratio whatever order the hosts come in
     let mut sums = vec![ExactSum::new(); crawlers as usize];
-    for (w, c) in placed {
-        sums[c as usize].add(w);
+    for (h, &c) in hosts.iter().zip(assignment) {
+        sums[c as usize].add(h.1);
     }
+    max_over_mean(&sums)
+}
+
+/// max / mean of the crawlers' exact loads `sums` (1 when every load is 0).
+fn max_over_mean(sums: &[ExactSum]) -> f64 {
     let load: Vec<f64> = sums.iter().map(ExactSum::value).collect();
     let mean = sums
         .iter()
@@ -236,7 +232,7 @@ fn imbalance_of(placed: impl Iterator<Item = (f64, u32)>, crawlers: u32) -> f64 
             all
         })
         .value()
-        / crawlers as f64;
+        / sums.len() as f64;
     if mean == 0.0 {
         return 1.0;
     }
