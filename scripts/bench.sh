@@ -100,6 +100,15 @@ line = {
     "crawler_load_max_over_mean": round(s["crawler_load_max_over_mean"], 4),
     "worker_pages_max_over_mean": round(s.get("worker_pages_max_over_mean", 0), 4),
 }
+# the run's CPU seconds against bare I/O's, within each repetition: both keep every core busy, so
+# it says what the wall ratio does, and moves less from run to run (an older build's bench-io may
+# not say its CPU)
+if all("cpu_seconds" in r["bare"] for r in reps):
+    cpu_ratios = [summary(i + 1, "out")["seconds_cpu"]["total"] / r["bare"]["cpu_seconds"]
+                  for i, r in enumerate(reps)]
+    line["bare_io_cpu_s"] = round(bare["cpu_seconds"], 3)
+    line["cpu_ratio_to_bare_io"] = round(median(cpu_ratios), 3)
+    line["cpu_ratios_to_bare_io"] = [round(r, 3) for r in cpu_ratios]
 targets = {"ratio_to_bare_io <= 1.5": ratio <= 1.5}
 # the memory target is set at 100M URLs (so that 300M fit the machine); below, the fixed part of a
 # run's memory weighs on every URL

@@ -302,3 +302,35 @@ fn write_urls(path: &std::path::Path, urls: &[String]) {
         ],
     );
 }
+
+/// `bench-io`, the benchmarks' floor, copies every row of the pages and says the CPU it took
+/// (`scripts/bench.sh` sets a run's CPU seconds against it).
+#[test]
+fn bench_io_copies_every_row_and_says_its_cpu_seconds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    gen(&data, 3000, 40, &[]);
+    let copies = tmp.path().join("copies");
+    let out = run_ok(&[
+        "bench-io",
+        data.join("pages").to_str().unwrap(),
+        "--out",
+        copies.to_str().unwrap(),
+        "-w",
+        "2",
+    ]);
+    let m: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(m["rows"], 3000, "{m}");
+    let cpu = m["cpu_seconds"].as_f64().expect("cpu_seconds");
+    assert!(cpu > 0.0 && cpu.is_finite(), "{m}");
+    let copied: usize = std::fs::read_dir(&copies)
+        .unwrap()
+        .map(|f| {
+            read_parquet(&f.unwrap().path())
+                .iter()
+                .map(|b| b.num_rows())
+                .sum::<usize>()
+        })
+        .sum();
+    assert_eq!(copied, 3000);
+}
