@@ -407,17 +407,19 @@ mod tests {
                 &files[0],
                 unit,
                 &defaults,
-                |p: PageRow<'_>| {
-                    out.push(Page {
-                        url: p.url.to_owned(),
-                        host: p.host.to_owned(),
-                        key_is_urls_own: p.key_is_urls_own,
-                        importance: p.importance,
-                        origin: p.origin,
-                    });
-                    tokens.extend(p.host_token);
-                    if let Some(t) = p.host_token {
-                        assert_eq!(t, *tokens.last().unwrap());
+                |chunk: &[PageRow<'_>]| {
+                    for p in chunk {
+                        out.push(Page {
+                            url: p.url.to_owned(),
+                            host: p.host.to_owned(),
+                            key_is_urls_own: p.key_is_urls_own,
+                            importance: p.importance,
+                            origin: p.origin,
+                        });
+                        tokens.extend(p.host_token);
+                        if let Some(t) = p.host_token {
+                            assert_eq!(t, *tokens.last().unwrap());
+                        }
                     }
                 },
                 |r| rejected.push(r),
@@ -530,13 +532,15 @@ mod tests {
                 &files[0],
                 unit,
                 &defaults,
-                |p| {
-                    if let Some(t) = p.host_token {
-                        dictionaries.insert(t.dictionary);
-                        let key = key_of_token
-                            .entry((t.dictionary, t.index))
-                            .or_insert(p.host.to_owned());
-                        assert_eq!(key, p.host, "{t:?}");
+                |chunk| {
+                    for p in chunk {
+                        if let Some(t) = p.host_token {
+                            dictionaries.insert(t.dictionary);
+                            let key = key_of_token
+                                .entry((t.dictionary, t.index))
+                                .or_insert(p.host.to_owned());
+                            assert_eq!(key, p.host, "{t:?}");
+                        }
                     }
                 },
                 |_| {},

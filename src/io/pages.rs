@@ -174,6 +174,7 @@ pub struct Rejected {
 }
 
 /// A valid page row, borrowed from the decoded batch.
+#[derive(Clone, Copy)]
 pub struct PageRow<'a> {
     pub url: &'a str,
     /// The politeness key.
@@ -291,13 +292,19 @@ pub fn units(files: &[PageFile]) -> Vec<Unit> {
     out
 }
 
-/// Reads one unit, calling `page` for every valid row and `reject` for every invalid one; returns
-/// its row count and how many valid rows took a default.
+/// Valid rows handed over at a time, at most: enough for a caller to look a few rows ahead (to
+/// ask for what each row's host needs while the rows before it are handled), with nothing copied
+/// (the rows borrow the reader's batch).
+pub const CHUNK_ROWS: usize = 64;
+
+/// Reads one unit, calling `pages` with its valid rows in order, up to [`CHUNK_ROWS`] at a time,
+/// and `reject` for every invalid one; returns its row count and how many valid rows took a
+/// default.
 pub fn read_unit(
     file: &PageFile,
     unit: Unit,
     defaults: &Defaults,
-    mut page: impl FnMut(PageRow<'_>),
+    mut pages: impl FnMut(&[PageRow<'_>]),
     mut reject: impl FnMut(Rejected),
 ) -> Result<UnitCounts> {
     let path = &file.path;
@@ -314,7 +321,7 @@ pub fn read_unit(
             defaults,
             &mut host_keys,
             &mut counts,
-            &mut page,
+            &mut pages,
             &mut reject,
         )
     };
@@ -400,7 +407,7 @@ fn read_batch(
     defaults: &Defaults,
     host_keys: &mut HostKeys,
     counts: &mut UnitCounts,
-    page: &mut impl FnMut(PageRow<'_>),
+    pages: &mut impl FnMut(&[PageRow<'_>]),
     reject: &mut impl FnMut(Rejected),
 ) -> Result<u64> {
     let missing =
@@ -416,6 +423,7 @@ fn read_batch(
     let known = hosts
         .as_ref()
         .and_then(|h| Some((h, host_keys.of(h, key)?)));
+    let mut chunk = Chunk::default();
     for i in 0..batch.num_rows() {
         let origin = Origin { file, row };
         row += 1;
@@ -510,10 +518,10 @@ fn read_batch(
         }
         counts.default_importance += u64::from(mu_defaulted);
         counts.default_change_rate += u64::from(lambda_defaulted);
-        page(PageRow {
+        let page = PageRow {
             url,
             key_is_urls_own: key.is_urls_own(url, given_host, &host),
-            host: &host,
+            host: "",
             importance: mu_value,
             change_rate: lambda_value,
             complete_obs,
@@ -521,9 +529,56 @@ fn read_batch(
             max_interval_s: max_s,
             origin,
             host_token,
-        });
+        };
+        chunk.push(page, host, pages);
     }
+    chunk.hand_over(pages);
     Ok(row)
+}
+
+/// Valid rows of a batch not yet handed over, up to [`CHUNK_ROWS`]; a key the batch does not
+/// hold (a host normalised, or taken from its URL) is kept here until then.
+#[derive(Default)]
+struct Chunk<'a> {
+    rows: Vec<PageRow<'a>>,
+    /// Keys of their own: the row (its index in `rows`) and its key.
+    owned: Vec<(usize, String)>,
+}
+
+impl<'a> Chunk<'a> {
+    /// Adds `row` with its politeness key `host`; hands the chunk over when it is full.
+    fn push(
+        &mut self,
+        mut row: PageRow<'a>,
+        host: Cow<'a, str>,
+        pages: &mut impl FnMut(&[PageRow<'_>]),
+    ) {
+        match host {
+            Cow::Borrowed(h) => row.host = h,
+            Cow::Owned(h) => self.owned.push((self.rows.len(), h)),
+        }
+        self.rows.push(row);
+        if self.rows.len() == CHUNK_ROWS {
+            self.hand_over(pages);
+        }
+    }
+
+    /// Calls `pages` with the rows held, if any, and empties the chunk.
+    fn hand_over(&mut self, pages: &mut impl FnMut(&[PageRow<'_>])) {
+        if self.owned.is_empty() {
+            if !self.rows.is_empty() {
+                pages(&self.rows);
+            }
+        } else {
+            let mut rows: Vec<PageRow<'_>> = self.rows.clone();
+            for (i, key) in &self.owned {
+                rows[*i].host = key;
+            }
+            pages(&rows);
+            self.owned.clear();
+        }
+        self.rows.clear();
+    }
 }
 
 /// The valid rows of `files` as (url, importance, change rate, complete_obs), in file order, as
@@ -535,16 +590,84 @@ pub fn read_all(files: &[PageFile], defaults: &Defaults) -> Result<Vec<(String, 
             &files[unit.file as usize],
             unit,
             defaults,
-            |row| {
-                rows.push((
-                    row.url.to_owned(),
-                    row.importance,
-                    row.change_rate,
-                    row.complete_obs,
-                ))
+            |chunk| {
+                rows.extend(chunk.iter().map(|row| {
+                    (
+                        row.url.to_owned(),
+                        row.importance,
+                        row.change_rate,
+                        row.complete_obs,
+                    )
+                }))
             },
             |_| {},
         )?;
     }
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chunk_hands_rows_over_in_order_with_their_own_keys_and_never_too_many() {
+        let urls: Vec<String> = (0..150)
+            .map(|i| format!("https://h{}.example/{i}", i % 9))
+            .collect();
+        let row = |i: usize| PageRow {
+            url: &urls[i],
+            host: "",
+            key_is_urls_own: i.is_multiple_of(2),
+            importance: i as f64 + 0.5,
+            change_rate: i as f64 / 4.0,
+            complete_obs: i.is_multiple_of(3),
+            min_interval_s: f64::NAN,
+            max_interval_s: i as f64,
+            origin: Origin {
+                file: 1,
+                row: i as u64,
+            },
+            host_token: None,
+        };
+        // every fifth key is the row's own (a host normalised), the rest borrow the URL's text
+        let key = |i: usize| -> Cow<'_, str> {
+            if i.is_multiple_of(5) {
+                Cow::Owned(format!("own{i}.example"))
+            } else {
+                Cow::Borrowed(&urls[i][8..20])
+            }
+        };
+        let mut got: Vec<(String, String, f64, u64)> = Vec::new();
+        let mut sizes = Vec::new();
+        let mut take = |rows: &[PageRow<'_>]| {
+            sizes.push(rows.len());
+            got.extend(rows.iter().map(|r| {
+                (
+                    r.url.to_owned(),
+                    r.host.to_owned(),
+                    r.importance,
+                    r.origin.row,
+                )
+            }));
+        };
+        let mut chunk = Chunk::default();
+        for i in 0..urls.len() {
+            chunk.push(row(i), key(i), &mut take);
+        }
+        chunk.hand_over(&mut take);
+        chunk.hand_over(&mut take); // empty: nothing handed over
+        assert_eq!(sizes, [CHUNK_ROWS, CHUNK_ROWS, 150 - 2 * CHUNK_ROWS]);
+        let want: Vec<(String, String, f64, u64)> = (0..urls.len())
+            .map(|i| {
+                (
+                    urls[i].clone(),
+                    key(i).into_owned(),
+                    i as f64 + 0.5,
+                    i as u64,
+                )
+            })
+            .collect();
+        assert_eq!(got, want);
+    }
 }

@@ -194,7 +194,7 @@ pub fn load(
             &page_files[unit.file as usize],
             unit,
             &plan.defaults,
-            |row| sender.push(&row),
+            |rows| sender.push(rows),
             |r| rejected.push(r),
         );
         match result {

@@ -64,9 +64,11 @@ fn sample_of(file: &PageFile, unit: Unit, defaults: &Defaults, peers: usize) -> 
         file,
         unit,
         defaults,
-        |row| {
-            *counts.entry(host_id(row.host.as_bytes())).or_default() += 1;
-            rows += 1;
+        |chunk| {
+            for row in chunk {
+                *counts.entry(host_id(row.host.as_bytes())).or_default() += 1;
+            }
+            rows += chunk.len() as u64;
         },
         |_| {},
     );
