@@ -7,7 +7,10 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type, Int32Type, Int64Type, UInt32Type, UInt64Type};
-use arrow_array::{AnyDictionaryArray, Array, ArrayRef, BooleanArray, RecordBatch};
+use arrow_array::{
+    AnyDictionaryArray, Array, ArrayRef, ArrowPrimitiveType, BooleanArray, PrimitiveArray,
+    RecordBatch,
+};
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Schema};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -183,6 +186,36 @@ impl NumberColumn<'_> {
             NumberColumn::U64(a) => a.is_valid(i).then(|| a.value(i) as f64),
             NumberColumn::U32(a) => a.is_valid(i).then(|| a.value(i) as f64),
         }
+    }
+
+    /// Calls `f(i, value)` for every row `i` in order (None: null), as f64: the column's type and
+    /// whether it has nulls settled once, not a row at a time as [`NumberColumn::get`] does.
+    #[inline]
+    pub fn each(&self, f: impl FnMut(usize, Option<f64>)) {
+        match self {
+            NumberColumn::F64(a) => each_of(a, f, |v| v),
+            NumberColumn::F32(a) => each_of(a, f, f64::from),
+            NumberColumn::I64(a) => each_of(a, f, |v| v as f64),
+            NumberColumn::I32(a) => each_of(a, f, f64::from),
+            NumberColumn::U64(a) => each_of(a, f, |v| v as f64),
+            NumberColumn::U32(a) => each_of(a, f, f64::from),
+        }
+    }
+}
+
+/// [`NumberColumn::each`] on one array type, its values converted by `to_f64`.
+#[inline]
+fn each_of<T: ArrowPrimitiveType>(
+    a: &PrimitiveArray<T>,
+    mut f: impl FnMut(usize, Option<f64>),
+    to_f64: impl Fn(T::Native) -> f64,
+) {
+    let values = a.values().iter().map(|&v| to_f64(v));
+    match a.nulls() {
+        None => values.enumerate().for_each(|(i, v)| f(i, Some(v))),
+        Some(nulls) => values
+            .enumerate()
+            .for_each(|(i, v)| f(i, nulls.is_valid(i).then_some(v))),
     }
 }
 

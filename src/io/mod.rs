@@ -20,6 +20,7 @@ pub mod learned;
 pub mod manifest;
 pub mod nights_plot;
 pub mod out_lock;
+pub mod page_numbers;
 pub mod page_text;
 pub mod pages;
 pub mod pages_fill;

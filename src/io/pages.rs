@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::columns::{boolean, check_column, number, open_parquet, text, Kind};
 use super::host_dictionary::{self, HostKeys, HostToken, RowKey};
+use super::page_numbers::{NumberColumns, PageNumbers};
 use super::page_text::{self, TextColumns, TextFormat};
 use super::politeness_key::PolitenessKey;
 
@@ -311,6 +312,7 @@ pub fn read_unit(
     let mut counts = UnitCounts::default();
     let mut row = unit.first_row;
     let mut host_keys = HostKeys::default();
+    let mut numbers = PageNumbers::default();
     let mut rows = |batch: &RecordBatch, row: u64| {
         read_batch(
             path,
@@ -320,6 +322,7 @@ pub fn read_unit(
             row,
             defaults,
             &mut host_keys,
+            &mut numbers,
             &mut counts,
             &mut pages,
             &mut reject,
@@ -406,6 +409,7 @@ fn read_batch(
     mut row: u64,
     defaults: &Defaults,
     host_keys: &mut HostKeys,
+    numbers: &mut PageNumbers,
     counts: &mut UnitCounts,
     pages: &mut impl FnMut(&[PageRow<'_>]),
     reject: &mut impl FnMut(Rejected),
@@ -423,6 +427,16 @@ fn read_batch(
     let known = hosts
         .as_ref()
         .and_then(|h| Some((h, host_keys.of(h, key)?)));
+    numbers.check(
+        batch.num_rows(),
+        NumberColumns {
+            importance: importance.as_ref(),
+            change_rate: change_rate.as_ref(),
+            min_interval_s: min_interval.as_ref(),
+            max_interval_s: max_interval.as_ref(),
+        },
+        defaults,
+    );
     let mut chunk = Chunk::default();
     for i in 0..batch.num_rows() {
         let origin = Origin { file, row };
@@ -444,15 +458,13 @@ fn read_batch(
             Some(RowKey::Known(k, _)) => Some(k),
             _ => host_value(),
         };
-        let mu = importance.as_ref().and_then(|c| c.get(i));
-        let lambda = change_rate.as_ref().and_then(|c| c.get(i));
         let reject_as = |reason| Rejected {
             origin,
             reason,
             url: url.map(str::to_owned),
             host: host_value().map(str::to_owned),
-            importance: mu,
-            change_rate: lambda,
+            importance: importance.as_ref().and_then(|c| c.get(i)),
+            change_rate: change_rate.as_ref().and_then(|c| c.get(i)),
         };
         let Some(url) = url.filter(|u| !u.is_empty()) else {
             reject(reject_as(Reason::UrlMissing));
@@ -471,59 +483,23 @@ fn read_batch(
                 continue;
             }
         };
-        let (mu_value, mu_defaulted) = match mu {
-            Some(v) => (v, false),
-            None if importance.is_none() || defaults.importance_fills_nulls => {
-                (defaults.importance, true)
-            }
-            None => {
-                reject(reject_as(Reason::ImportanceMissing));
-                continue;
-            }
-        };
-        if !(mu_value.is_finite() && mu_value > 0.0) {
-            reject(reject_as(Reason::ImportanceInvalid));
-            continue;
-        }
-        let (lambda_value, lambda_defaulted) = match lambda {
-            Some(v) => (v, false),
-            None if change_rate.is_none() || defaults.change_rate_fills_nulls => {
-                (defaults.change_rate, true)
-            }
-            None => {
-                reject(reject_as(Reason::ChangeRateMissing));
-                continue;
-            }
-        };
-        if !(lambda_value.is_finite() && lambda_value >= 0.0) {
-            reject(reject_as(Reason::ChangeRateInvalid));
+        let verdict = numbers.verdict(i);
+        if let Some(reason) = verdict.reason() {
+            reject(reject_as(reason));
             continue;
         }
         let complete_obs = complete
             .map(|c| c.is_valid(i) && c.value(i))
             .unwrap_or(false);
-        // a null bound is no bound; a given one is a positive number of seconds
-        let interval = |c: &Option<super::columns::NumberColumn>| {
-            c.as_ref().and_then(|c| c.get(i)).unwrap_or(f64::NAN)
-        };
-        let (min_s, max_s) = (interval(&min_interval), interval(&max_interval));
-        let positive = |s: f64| s.is_nan() || (s.is_finite() && s > 0.0);
-        if !positive(min_s) {
-            reject(reject_as(Reason::MinIntervalInvalid));
-            continue;
-        }
-        if !positive(max_s) || max_s < min_s {
-            reject(reject_as(Reason::MaxIntervalInvalid));
-            continue;
-        }
-        counts.default_importance += u64::from(mu_defaulted);
-        counts.default_change_rate += u64::from(lambda_defaulted);
+        let (min_s, max_s) = numbers.intervals_s(i);
+        counts.default_importance += u64::from(verdict.importance_defaulted());
+        counts.default_change_rate += u64::from(verdict.change_rate_defaulted());
         let page = PageRow {
             url,
             key_is_urls_own: key.is_urls_own(url, given_host, &host),
             host: "",
-            importance: mu_value,
-            change_rate: lambda_value,
+            importance: numbers.importance(i),
+            change_rate: numbers.change_rate(i),
             complete_obs,
             min_interval_s: min_s,
             max_interval_s: max_s,
