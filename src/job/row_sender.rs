@@ -101,7 +101,7 @@ impl<'c> RowSender<'c> {
                     *host = Some(id);
                 }
             }
-            for (row, host) in chunk.iter().zip(hosts) {
+            for (row, &host) in chunk.iter().zip(&hosts) {
                 self.place(row, host);
             }
         }
