@@ -34,6 +34,10 @@ const fn code(reason: Reason) -> u8 {
     }
     panic!("not a numeric check")
 }
+
+// every check's code fits the verdict's reason bits, below the bits of the defaults
+const _: () = assert!(CHECKS.len() <= REASON_BITS as usize);
+
 /// The row's importance is the default.
 const IMPORTANCE_DEFAULTED: u8 = 1 << 6;
 /// The row's change rate is the default.
