@@ -497,7 +497,7 @@ fn read_batch(
         let page = PageRow {
             url,
             key_is_urls_own: key.is_urls_own(url, given_host, &host),
-            host: "",
+            host: "", // the chunk sets it: a key of the row's own stays there until handed over
             importance: numbers.importance(i),
             change_rate: numbers.change_rate(i),
             complete_obs,
