@@ -3,9 +3,10 @@
 //!
 //! Why two paths: the demand is the solver's inner loop (every round of the global search and every
 //! local search of a capped host walks all pages), and dispatching on each page's [`Response`] costs
-//! more than the response itself. Pages of one objective come in runs of one family (a host's pages
-//! are mostly of one observability), so [`demand`] walks a host in runs of equal family and gives
-//! each run of a smooth family (no jump) a loop specialised to it. Each page still contributes the
+//! more than the response itself. So [`demand`] and [`walk_demands`] take pages in chunks: each
+//! run of one family in a chunk gets a loop specialised to it, and where a chunk mixes two smooth
+//! families (no jump; harmonic pages of both observabilities) both families' loops run over the
+//! whole chunk and each page takes its own's answer. Each page still contributes the
 //! same terms in the same order as in [`demand_generic`], the per-page reference, so the two agree
 //! bit for bit (tested below), but for the harmonic family with incomplete observations, the most
 //! common, whose loop also saves divisions and agrees to a few ulps.
@@ -36,24 +37,7 @@ pub struct Demand {
     pub next_below: f64,
 }
 
-/// A host's demand at one price as kept to price the host once the multiplier is known: both
-/// one-sided limits (16 bytes a host where a [`Demand`] takes 40, written every round).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Limits {
-    pub right: f64,
-    pub left: f64,
-}
-
 impl Demand {
-    /// Both one-sided limits.
-    #[inline]
-    pub fn limits(&self) -> Limits {
-        Limits {
-            right: self.right,
-            left: self.left,
-        }
-    }
-
     fn zero() -> Self {
         Demand {
             right: 0.0,
@@ -307,30 +291,6 @@ pub fn runs<'p>(
     })
 }
 
-/// Adds a run of pages of one smooth family without a floor: what [`add_page`] does for such pages
-/// (lo = 0, no jump, so left = right), with the family's response inlined into the loop.
-impl SmoothRun for Demand {
-    #[inline(always)]
-    fn run(
-        &mut self,
-        mu: &[f64],
-        lambda: &[f64],
-        rate: impl Fn(f64, f64) -> f64,
-        slope: impl Fn(f64, f64, f64) -> f64,
-    ) {
-        let (mut right, mut left, mut sum_slope) = (self.right, self.left, self.slope);
-        for (&mu, &lambda) in mu.iter().zip(lambda) {
-            let r = rate(mu, lambda);
-            right += r.max(0.0);
-            left += r.max(0.0);
-            if r > 0.0 {
-                sum_slope += slope(mu, lambda, r);
-            }
-        }
-        (self.right, self.left, self.slope) = (right, left, sum_slope);
-    }
-}
-
 /// [`add_page`] for a page of a family with a jump, on a host without a floor, evaluating the left
 /// limit at the price only at the jump itself: every family's `rate_left` equals its `rate` at any
 /// other price, and for fixed-interval crawls each evaluation is a Lambert W (this halves them).
@@ -361,22 +321,6 @@ fn add_jump_page(d: &mut Demand, page: Page, response: Response, at: &At) {
             d.slope -= size * at.step_density;
         }
     }
-}
-
-/// Adds a run of harmonic pages with incomplete observations without a floor (see
-/// [`harmonic_incomplete_page`]).
-#[inline]
-fn add_harmonic_incomplete_run(d: &mut Demand, mu: &[f64], lambda: &[f64], at: &At) {
-    let (mut right, mut left, mut slope) = (d.right, d.left, d.slope);
-    for (&mu, &lambda) in mu.iter().zip(lambda) {
-        let (r, dr) = harmonic_incomplete_page(mu, lambda, at);
-        right += r.max(0.0);
-        left += r.max(0.0);
-        if r > 0.0 {
-            slope += dr;
-        }
-    }
-    (d.right, d.left, d.slope) = (right, left, slope);
 }
 
 /// The rate and slope at `at` of a harmonic page with incomplete observations, from one square
@@ -464,6 +408,28 @@ fn binary_poisson_map(mu: &[f64], lambda: &[f64], price: f64, rate: &mut [f64], 
     }
 }
 
+/// [`harmonic::complete_rate`] and [`harmonic::complete_slope`] (where the rate is positive) of
+/// every page of a run at `price`, into `rate` and `slope`, bit for bit: both selected instead of
+/// branched to, so that the compiler can use vector instructions.
+#[inline(always)]
+fn harmonic_complete_map(
+    mu: &[f64],
+    lambda: &[f64],
+    price: f64,
+    rate: &mut [f64],
+    slope: &mut [f64],
+) {
+    let out = rate.iter_mut().zip(slope.iter_mut());
+    for ((&mu, &lambda), (r, dr)) in mu.iter().zip(lambda).zip(out) {
+        let q = mu / price;
+        let changes = lambda > 0.0;
+        *r = if changes { lambda.min(q) } else { 0.0 };
+        // (as complete_slope tests it: a NaN q is not at the clip)
+        let free = changes && (q < lambda || q.is_nan());
+        *dr = if *r > 0.0 && free { -q / price } else { 0.0 };
+    }
+}
+
 /// Whether `family`'s response is continuous in the price (no jump): the families
 /// [`with_smooth_family`] specialises.
 #[inline]
@@ -505,6 +471,150 @@ impl SmoothRun for ChunkMap<'_> {
     }
 }
 
+/// The responses and slopes of up to [`CHUNK`] consecutive pages at one price, computed before
+/// they are summed by host: the chain of divisions and square roots of many pages at once, which
+/// the CPU overlaps and vector instructions share.
+struct Chunk {
+    /// The chunk's first page.
+    start: usize,
+    rate: [f64; CHUNK],
+    slope: [f64; CHUNK],
+    /// Whether every page of the chunk is of a smooth family (else the pages of a family with a
+    /// jump are left to the sums, [`add_jump_page`]).
+    smooth: bool,
+    /// The second family's responses, where a chunk mixes two smooth families.
+    other_rate: [f64; CHUNK],
+    other_slope: [f64; CHUNK],
+}
+
+impl Chunk {
+    fn new() -> Self {
+        Chunk {
+            start: 0,
+            rate: [0.0; CHUNK],
+            slope: [0.0; CHUNK],
+            smooth: true,
+            other_rate: [0.0; CHUNK],
+            other_slope: [0.0; CHUNK],
+        }
+    }
+
+    /// Computes the responses of pages `pages` (at most [`CHUNK`]) of a problem without bounds
+    /// at `at`: each page's as its family gives it, bit for bit.
+    #[inline(always)]
+    fn respond(&mut self, problem: &Problem, pages: std::ops::Range<usize>, at: &At) {
+        let (start, n) = (pages.start, pages.len());
+        let columns = problem.pages();
+        let mu = &columns.importance()[pages.clone()];
+        let lambda = &columns.change_rate()[pages.clone()];
+        let complete = &columns.complete_obs()[pages.clone()];
+        let families = [false, true].map(|c| Response::of(problem.objective(), c));
+        self.start = start;
+        self.smooth = true;
+        // (every flag tested, without an early exit: many at a time in vector instructions)
+        let mixed = families[0] != families[1]
+            && complete
+                .iter()
+                .fold(false, |mixed, &c| mixed | (c != complete[0]));
+        if mixed && is_smooth(families[0]) && is_smooth(families[1]) {
+            // Both families over the whole chunk, then each page's own taken. Where 1 page in 10
+            // has complete observations, runs of one family are 10 pages long on average: each
+            // paid its loop's setup, and none was long enough for the wide loops.
+            family_map(
+                families[0],
+                mu,
+                lambda,
+                at,
+                &mut self.rate[..n],
+                &mut self.slope[..n],
+            );
+            let (other_rate, other_slope) = (&mut self.other_rate[..n], &mut self.other_slope[..n]);
+            family_map(families[1], mu, lambda, at, other_rate, other_slope);
+            let (rate, slope) = (&mut self.rate[..n], &mut self.slope[..n]);
+            let (other_rate, other_slope) = (&self.other_rate[..n], &self.other_slope[..n]);
+            // (by masks on the bits: a select on the flag compiled to a branch a page)
+            for (k, &c) in complete.iter().enumerate() {
+                let other = (c as u64).wrapping_neg();
+                let pick = |own: f64, second: f64| {
+                    f64::from_bits((second.to_bits() & other) | (own.to_bits() & !other))
+                };
+                rate[k] = pick(rate[k], other_rate[k]);
+                slope[k] = pick(slope[k], other_slope[k]);
+            }
+            return;
+        }
+        for run in runs(problem, pages) {
+            let family = problem.response(run.start);
+            self.smooth &= is_smooth(family);
+            let k = run.start - start..run.end - start;
+            let (rate, slope) = (&mut self.rate[k.clone()], &mut self.slope[k.clone()]);
+            family_map(family, &mu[k.clone()], &lambda[k], at, rate, slope);
+        }
+    }
+
+    /// Adds the responses of pages `part` of the chunk to `d`, in page order (the pages of a
+    /// family with a jump through [`add_jump_page`]).
+    #[inline(always)]
+    fn add_part(&self, d: &mut Demand, problem: &Problem, part: std::ops::Range<usize>, at: &At) {
+        let k = part.start - self.start..part.end - self.start;
+        let (rate, slope) = (&self.rate[k.clone()], &self.slope[k]);
+        if self.smooth {
+            add_responses(d, rate, slope);
+            return;
+        }
+        let mut p = part.start;
+        while p < part.end {
+            let (family, run) = (problem.response(p), run_end(problem, p, part.end));
+            let k = p - part.start..run - part.start;
+            if is_smooth(family) {
+                add_responses(d, &rate[k.clone()], &slope[k]);
+            } else {
+                for q in p..run {
+                    add_jump_page(d, problem.page(q), family, at);
+                }
+            }
+            p = run;
+        }
+    }
+}
+
+/// The responses and slopes at `at` of a run of pages of `family` into `rate` and `slope`
+/// (nothing for a family with a jump: [`with_smooth_family`]).
+#[inline(always)]
+fn family_map(
+    family: Response,
+    mu: &[f64],
+    lambda: &[f64],
+    at: &At,
+    rate: &mut [f64],
+    slope: &mut [f64],
+) {
+    // (a short run would pay the wide loop's setup for nothing)
+    let long = mu.len() >= WIDE_RUN;
+    if family == Response::HarmonicIncomplete {
+        wide_if(
+            long,
+            #[inline(always)]
+            || harmonic_incomplete_map(mu, lambda, at, rate, slope),
+        );
+    } else if family == Response::BinaryPoisson {
+        wide_if(
+            long,
+            #[inline(always)]
+            || binary_poisson_map(mu, lambda, at.price, rate, slope),
+        );
+    } else if family == Response::HarmonicComplete {
+        wide_if(
+            long,
+            #[inline(always)]
+            || harmonic_complete_map(mu, lambda, at.price, rate, slope),
+        );
+    } else {
+        let mut map = ChunkMap { rate, slope };
+        with_smooth_family(family, at.price, mu, lambda, &mut map);
+    }
+}
+
 /// Adds pages' responses `rate` and slopes `slope` (taken where the rate is positive) to `d`.
 #[inline(always)]
 fn add_responses(d: &mut Demand, rate: &[f64], slope: &[f64]) {
@@ -539,11 +649,10 @@ pub fn walk_demands(problem: &Problem, at: &At, mut sink: impl HostDemands) {
         return;
     }
     let pages = problem.pages();
-    let (mu, lambda) = (pages.importance(), pages.change_rate());
     let complete = pages.complete_obs();
     let families = [false, true].map(|c| Response::of(problem.objective(), c));
     let smooth = families.map(is_smooth);
-    let (mut rate, mut slope) = ([0.0; CHUNK], [0.0; CHUNK]);
+    let mut chunk = Chunk::new();
     let mut h = 0;
     let mut host_end = if hosts > 0 {
         problem.host_pages(0).end
@@ -552,37 +661,10 @@ pub fn walk_demands(problem: &Problem, at: &At, mut sink: impl HostDemands) {
     };
     let mut d = Demand::zero();
     let offsets = problem.pages().offsets();
-    for start in (0..mu.len()).step_by(CHUNK) {
-        let end = (start + CHUNK).min(mu.len());
-        // responses, a run of one family at a time (jump families are left to the sums)
-        let mut chunk_smooth = true;
-        for run in runs(problem, start..end) {
-            let (i, run) = (run.start, run.end);
-            let family = problem.response(i);
-            chunk_smooth &= is_smooth(family);
-            let (r, s) = (
-                &mut rate[i - start..run - start],
-                &mut slope[i - start..run - start],
-            );
-            // (a short run would pay the wide loop's setup for nothing)
-            let long = run - i >= WIDE_RUN;
-            if family == Response::HarmonicIncomplete {
-                wide_if(
-                    long,
-                    #[inline(always)]
-                    || harmonic_incomplete_map(&mu[i..run], &lambda[i..run], at, r, s),
-                );
-            } else if family == Response::BinaryPoisson {
-                wide_if(
-                    long,
-                    #[inline(always)]
-                    || binary_poisson_map(&mu[i..run], &lambda[i..run], at.price, r, s),
-                );
-            } else {
-                let mut map = ChunkMap { rate: r, slope: s };
-                with_smooth_family(family, at.price, &mu[i..run], &lambda[i..run], &mut map);
-            }
-        }
+    for start in (0..pages.len()).step_by(CHUNK) {
+        let end = (start + CHUNK).min(pages.len());
+        chunk.respond(problem, start..end, at);
+        let (rate, slope) = (&chunk.rate, &chunk.slope);
         // hosts of one page (the web's long tail), a chunk of them: each page's response is its
         // host's demand, with no run of the sums below to set up per host
         while start == host_end && h + 1 < hosts {
@@ -600,7 +682,7 @@ pub fn walk_demands(problem: &Problem, at: &At, mut sink: impl HostDemands) {
                 .zip(start..)
                 .fold(true, |one, (&o, k)| one & (o == k));
         if singles {
-            if chunk_smooth {
+            if chunk.smooth {
                 sink.smooth_singles(h, &rate[..len], &slope[..len]);
             } else {
                 for (k, (&r, &s)) in rate[..len].iter().zip(&slope[..len]).enumerate() {
@@ -635,27 +717,7 @@ pub fn walk_demands(problem: &Problem, at: &At, mut sink: impl HostDemands) {
             }
             let part = i..host_end.min(end);
             i = part.end;
-            let (r, s) = (
-                &rate[part.start - start..i - start],
-                &slope[part.start - start..],
-            );
-            if chunk_smooth {
-                add_responses(&mut d, r, s);
-                continue;
-            }
-            let mut p = part.start;
-            while p < part.end {
-                let (c, run) = (complete[p] as usize, run_end(problem, p, part.end));
-                let k = p - part.start;
-                if smooth[c] {
-                    add_responses(&mut d, &r[k..k + run - p], &s[k..k + run - p]);
-                } else {
-                    for q in p..run {
-                        add_jump_page(&mut d, problem.page(q), families[c], at);
-                    }
-                }
-                p = run;
-            }
+            chunk.add_part(&mut d, problem, part, at);
         }
     }
     // the last host, and any without pages after it
@@ -679,27 +741,16 @@ pub fn demand(problem: &Problem, h: usize, price: f64) -> Demand {
 /// [`demand`] at a price prepared once for every host.
 #[inline]
 pub fn demand_at(problem: &Problem, h: usize, at: &At) -> Demand {
-    let price = at.price;
     if problem.is_bounded() {
-        return demand_generic(problem, h, price);
+        return demand_generic(problem, h, at.price);
     }
     let mut d = Demand::zero();
+    let mut chunk = Chunk::new();
     let pages = problem.host_pages(h);
-    let mut i = pages.start;
-    while i < pages.end {
-        let (family, end) = (problem.response(i), run_end(problem, i, pages.end));
-        let (mu, lambda) = (
-            &problem.pages().importance()[i..end],
-            &problem.pages().change_rate()[i..end],
-        );
-        if family == Response::HarmonicIncomplete {
-            add_harmonic_incomplete_run(&mut d, mu, lambda, at);
-        } else if !with_smooth_family(family, price, mu, lambda, &mut d) {
-            for k in i..end {
-                add_jump_page(&mut d, problem.page(k), family, at);
-            }
-        }
-        i = end;
+    for start in pages.clone().step_by(CHUNK) {
+        let part = start..(start + CHUNK).min(pages.end);
+        chunk.respond(problem, part.clone(), at);
+        chunk.add_part(&mut d, problem, part, at);
     }
     d
 }
@@ -859,6 +910,72 @@ mod tests {
     use crate::units::PerDay;
     use proptest::prelude::*;
 
+    /// Adds a run of pages of one smooth family without a floor: what [`add_page`] does for such pages
+    /// (lo = 0, no jump, so left = right), with the family's response inlined into the loop.
+    impl SmoothRun for Demand {
+        #[inline(always)]
+        fn run(
+            &mut self,
+            mu: &[f64],
+            lambda: &[f64],
+            rate: impl Fn(f64, f64) -> f64,
+            slope: impl Fn(f64, f64, f64) -> f64,
+        ) {
+            let (mut right, mut left, mut sum_slope) = (self.right, self.left, self.slope);
+            for (&mu, &lambda) in mu.iter().zip(lambda) {
+                let r = rate(mu, lambda);
+                right += r.max(0.0);
+                left += r.max(0.0);
+                if r > 0.0 {
+                    sum_slope += slope(mu, lambda, r);
+                }
+            }
+            (self.right, self.left, self.slope) = (right, left, sum_slope);
+        }
+    }
+
+    /// Adds a run of harmonic pages with incomplete observations without a floor (see
+    /// [`harmonic_incomplete_page`]).
+    #[inline]
+    fn add_harmonic_incomplete_run(d: &mut Demand, mu: &[f64], lambda: &[f64], at: &At) {
+        let (mut right, mut left, mut slope) = (d.right, d.left, d.slope);
+        for (&mu, &lambda) in mu.iter().zip(lambda) {
+            let (r, dr) = harmonic_incomplete_page(mu, lambda, at);
+            right += r.max(0.0);
+            left += r.max(0.0);
+            if r > 0.0 {
+                slope += dr;
+            }
+        }
+        (d.right, d.left, d.slope) = (right, left, slope);
+    }
+
+    /// What [`demand_at`] gave before pages were taken in chunks, run by run: the reference the
+    /// chunks must equal bit for bit (a smooth family's run through its own loop, a harmonic page
+    /// with incomplete observations through [`harmonic_incomplete_page`], a page with a jump
+    /// through [`add_jump_page`]).
+    fn demand_in_runs(problem: &Problem, h: usize, at: &At) -> Demand {
+        let mut d = Demand::zero();
+        let pages = problem.host_pages(h);
+        let mut i = pages.start;
+        while i < pages.end {
+            let (family, end) = (problem.response(i), run_end(problem, i, pages.end));
+            let (mu, lambda) = (
+                &problem.pages().importance()[i..end],
+                &problem.pages().change_rate()[i..end],
+            );
+            if family == Response::HarmonicIncomplete {
+                add_harmonic_incomplete_run(&mut d, mu, lambda, at);
+            } else if !with_smooth_family(family, at.price, mu, lambda, &mut d) {
+                for k in i..end {
+                    add_jump_page(&mut d, problem.page(k), family, at);
+                }
+            }
+            i = end;
+        }
+        d
+    }
+
     /// Relative agreement of the harmonic loop with the reference: a few ulps per page (sums of
     /// terms of one sign keep that relative bound).
     const ULPS: f64 = 8.0 * f64::EPSILON;
@@ -938,6 +1055,9 @@ mod tests {
                     for price in prices.iter().copied().chain(at_steps) {
                         let (fast, reference) =
                             (demand(&problem, h, price), demand_generic(&problem, h, price));
+                        // pages taken in chunks (two families' responses picked from where a
+                        // chunk mixes them) give what runs of one family gave, bit for bit
+                        prop_assert_eq!(fast, demand_in_runs(&problem, h, &At::new(price)));
                         // the harmonic runs agree to a few ulps per page, the others bit for bit
                         let near = |a: f64, b: f64| a == b || (a - b).abs() <= ULPS * b.abs();
                         prop_assert!(near(fast.right, reference.right), "{:?} vs {:?}", fast, reference);
@@ -1016,6 +1136,11 @@ mod tests {
                     assert_eq!(h, next_host, "{objective:?}: hosts in order");
                     let one = demand_at(&problem, h, &at);
                     assert_eq!(*d, one, "{objective:?} host {h} at {price}");
+                    let runs = demand_in_runs(&problem, h, &at);
+                    assert_eq!(
+                        one, runs,
+                        "{objective:?} host {h} at {price}: chunks and runs"
+                    );
                     next_host += 1;
                 });
                 assert_eq!(next_host, problem.hosts(), "{objective:?}: every host");

@@ -1,7 +1,7 @@
 //! A capped host's own multiplier: theta_h >= nu with D_h(theta_h) = C_h (the local 1-D
 //! solve), found by the same search as the global multiplier, on the host's pages alone.
 
-use super::demand::{demand, Limits};
+use super::demand::{demand, Demand};
 use super::host_prices::CappedHost;
 use super::multiplier::{MultiplierSearch, Next, Observation};
 use super::problem::Problem;
@@ -24,16 +24,17 @@ pub struct HostPrice {
 /// Prices host `h` given the global multiplier `nu` and the global step share `fill`: None if its
 /// cap does not bind (it is priced at nu).
 pub fn price_host(problem: &Problem, h: usize, nu: f64, fill: f64) -> Option<CappedHost> {
-    price_host_from(problem, h, nu, fill, demand(problem, h, nu).limits())
+    price_host_from(problem, h, nu, fill, &demand(problem, h, nu))
 }
 
-/// [`price_host`] given the host's demand `d` at `nu` (as the last round of the search computed it).
+/// [`price_host`] given the host's demand `d` at `nu` (as the last round of the search computed it:
+/// the local search starts from it, without a pass over the host's pages to find it again).
 pub fn price_host_from(
     problem: &Problem,
     h: usize,
     nu: f64,
     fill: f64,
-    d: Limits,
+    d: &Demand,
 ) -> Option<CappedHost> {
     let cap = problem.cap(h);
     // (no step at nu: the demand as it is, also when it is unbounded, at nu = 0)
@@ -45,18 +46,16 @@ pub fn price_host_from(
     if at_nu <= cap {
         return None;
     }
-    let observe = |price: f64| {
-        let d = demand(problem, h, price);
-        Observation {
-            price,
-            right: d.right,
-            left: d.left,
-            slope: d.slope,
-            next_above: d.next_above,
-            next_below: d.next_below,
-        }
+    let observation = |price: f64, d: &Demand| Observation {
+        price,
+        right: d.right,
+        left: d.left,
+        slope: d.slope,
+        next_above: d.next_above,
+        next_below: d.next_below,
     };
-    let (mut search, mut next) = MultiplierSearch::from_below(cap, observe(nu));
+    let observe = |price: f64| observation(price, &demand(problem, h, price));
+    let (mut search, mut next) = MultiplierSearch::from_below(cap, observation(nu, d));
     loop {
         match next {
             Next::Evaluate(price) => next = search.observe(observe(price)),

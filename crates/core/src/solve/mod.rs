@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::exact_sum::ExactSum;
 use crate::memory::huge_pages;
-use demand::{page_rate, rates_at, Limits};
+use demand::{page_rate, rates_at, Demand};
 use host_cap::{price_host, price_host_from};
 use host_prices::{CappedHost, HostPrices};
 use multiplier::{MultiplierSearch, Next};
@@ -257,7 +257,7 @@ pub struct Seed {
     /// This worker's hosts whose caps the price may reach, with their demands there, by ascending
     /// host (as [`spend::spend_partial_keeping`] keeps them; more is harmless, each is priced
     /// against its cap, so the polite problem's list serves the problem without caps).
-    pub binding: Vec<(usize, Limits)>,
+    pub binding: Vec<(usize, Demand)>,
 }
 
 /// Finds the global multiplier for the problem's bandwidth (rounds of all-reduce from `guess`),
@@ -347,7 +347,7 @@ pub fn price_seeded<R: AllReduce>(
     let capped: Vec<CappedHost> = if evaluated == multiplier {
         binding
             .iter()
-            .filter_map(|&(h, d)| price_host_from(problem, h, multiplier, fill, d))
+            .filter_map(|(h, d)| price_host_from(problem, *h, multiplier, fill, d))
             .collect()
     } else {
         binding.clear();

@@ -26,10 +26,8 @@ const BIN_SHIFT: u32 = 52 - MANTISSA_BITS_KEPT;
 /// Change rates are summed as integer multiples of 2^-32 per day (rates above 2^32 per day count
 /// as 2^32: a guess loses only rounds).
 const SCALE: f64 = 4294967296.0;
-/// Pages whose switch prices [`SwitchSketch::add_run`] computes at a time.
+/// Pages whose switch prices [`SwitchSketch::add_pages`] computes at a time.
 const RUN_CHUNK: usize = 256;
-/// Runs shorter than this are added page by page (the vector loop's setup would cost more).
-const SHORT_RUN: usize = 32;
 /// 2^52: the f64s from here to 2^53 are the integers.
 const INTEGERS: f64 = 4503599627370496.0;
 
@@ -83,67 +81,56 @@ impl SwitchSketch {
         }
     }
 
-    /// [`SwitchSketch::add`] of every page of a run of one family (importance and change rate
-    /// columns).
-    pub fn add_run(&mut self, family: Response, mu: &[f64], lambda: &[f64]) {
-        let Some(s) = slot(family) else {
-            return;
-        };
-        let bins = &mut self.bins[s];
-        if mu.len() < SHORT_RUN {
-            for (&mu, &lambda) in mu.iter().zip(lambda) {
-                add_to(bins, mu, lambda);
+    /// [`SwitchSketch::add`] of every page (importance and change rate columns), of `families[0]`
+    /// where `complete` is false and of `families[1]` where it is true (both
+    /// [`SwitchSketch::models`]), a chunk at a time. A page's bin and units do not depend on its
+    /// family, only the bins they go to: taken in runs of one family, where observability
+    /// alternates, each run of a few pages paid the vector loop's setup or went page by page.
+    pub fn add_pages(
+        &mut self,
+        families: [Response; 2],
+        mu: &[f64],
+        lambda: &[f64],
+        complete: &[bool],
+    ) {
+        let slots = families.map(|f| slot(f).expect("a family the sketch models"));
+        let (mut bin, mut units) = ([0u64; RUN_CHUNK], [0u64; RUN_CHUNK]);
+        let chunks = mu.chunks(RUN_CHUNK).zip(lambda.chunks(RUN_CHUNK));
+        for ((mu, lambda), complete) in chunks.zip(complete.chunks(RUN_CHUNK)) {
+            let n = mu.len();
+            let (bin, units) = (&mut bin[..n], &mut units[..n]);
+            let (responds, large) = bins_and_units(mu, lambda, complete, bin, units);
+            // a family's bins are allocated at its first page that responds, as page by page
+            for (&slot, responds) in slots.iter().zip(responds) {
+                if responds && self.bins[slot].is_empty() {
+                    self.bins[slot] = vec![0; BINS];
+                }
             }
-            return;
-        }
-        // per page, its bin and its rate's units, a chunk at a time, many at a time in vector
-        // instructions (0 units for a page that never responds, and the old way for a rate too
-        // large for the fast conversion); the adds to the bins after, one at a time
-        crate::wide::wide(
-            #[inline(always)]
-            || {
-                let (mut bin, mut units) = ([0u64; RUN_CHUNK], [0u64; RUN_CHUNK]);
-                for (mu, lambda) in mu.chunks(RUN_CHUNK).zip(lambda.chunks(RUN_CHUNK)) {
-                    let n = mu.len();
-                    let (bin, units) = (&mut bin[..n], &mut units[..n]);
-                    let (mut responds, mut large) = (false, false);
-                    for (k, (&mu, &lambda)) in mu.iter().zip(lambda).enumerate() {
-                        let kappa = mu / lambda;
-                        let adds = lambda > 0.0 && kappa > 0.0 && kappa.is_finite();
-                        let v = lambda * SCALE;
-                        // (an integer below 2^52 plus 2^52 has the integer's bits above 2^52's;
-                        // wrapping, for the rates this discards: negative ones come out below)
-                        let fast = (v.floor() + INTEGERS)
-                            .to_bits()
-                            .wrapping_sub(INTEGERS.to_bits());
-                        bin[k] = if adds {
-                            kappa.to_bits() >> BIN_SHIFT
-                        } else {
-                            0
-                        };
-                        units[k] = if adds && v < INTEGERS { fast } else { 0 };
-                        responds |= adds;
-                        large |= adds && v >= INTEGERS;
-                    }
-                    if !responds {
-                        continue;
-                    }
-                    if bins.is_empty() {
-                        *bins = vec![0; BINS];
-                    }
-                    for (&b, &u) in bin.iter().zip(&*units) {
-                        bins[b as usize] += u as u128;
-                    }
-                    if large {
-                        for (&mu, &lambda) in mu.iter().zip(lambda) {
-                            if lambda * SCALE >= INTEGERS {
-                                add_to(bins, mu, lambda);
-                            }
-                        }
+            // (every flag tested, without an early exit: many at a time in vector instructions)
+            let mixed = complete.iter().fold(false, |m, &c| m | (c != complete[0]));
+            if !mixed {
+                // (the family responds: its bins are there)
+                let bins = &mut self.bins[slots[complete[0] as usize]];
+                for (&b, &u) in bin.iter().zip(&*units) {
+                    bins[b as usize] += u as u128;
+                }
+            } else {
+                for ((&b, &u), &c) in bin.iter().zip(&*units).zip(complete) {
+                    // (a page that does not respond adds 0 units to bin 0, of bins it may not
+                    // have)
+                    if u > 0 {
+                        self.bins[slots[c as usize]][b as usize] += u as u128;
                     }
                 }
-            },
-        )
+            }
+            if large {
+                for ((&mu, &lambda), &c) in mu.iter().zip(lambda).zip(complete) {
+                    if lambda * SCALE >= INTEGERS {
+                        add_to(&mut self.bins[slots[c as usize]], mu, lambda);
+                    }
+                }
+            }
+        }
     }
 
     /// Whether no page was added.
@@ -169,6 +156,47 @@ impl SwitchSketch {
         }
         SketchCurve { points }
     }
+}
+
+/// Each page's bin and its rate's units into `bin` and `units`, many at a time in vector
+/// instructions: 0 units for a page that never responds, and for a rate too large for the fast
+/// conversion, left to [`add_to`]. Returns whether any page responds, of each family (the pages
+/// `complete` marks are of the second), and whether any is that large.
+#[inline(always)]
+fn bins_and_units(
+    mu: &[f64],
+    lambda: &[f64],
+    complete: &[bool],
+    bin: &mut [u64],
+    units: &mut [u64],
+) -> ([bool; 2], bool) {
+    crate::wide::wide(
+        #[inline(always)]
+        || {
+            let (mut responds, mut large) = ([false; 2], false);
+            let pages = mu.iter().zip(lambda).zip(complete);
+            for (((&mu, &lambda), &second), (bin, units)) in pages.zip(bin.iter_mut().zip(units)) {
+                let kappa = mu / lambda;
+                let adds = lambda > 0.0 && kappa > 0.0 && kappa.is_finite();
+                let v = lambda * SCALE;
+                // (an integer below 2^52 plus 2^52 has the integer's bits above 2^52's;
+                // wrapping, for the rates this discards: negative ones come out below)
+                let fast = (v.floor() + INTEGERS)
+                    .to_bits()
+                    .wrapping_sub(INTEGERS.to_bits());
+                *bin = if adds {
+                    kappa.to_bits() >> BIN_SHIFT
+                } else {
+                    0
+                };
+                *units = if adds && v < INTEGERS { fast } else { 0 };
+                responds[0] |= adds & !second;
+                responds[1] |= adds & second;
+                large |= adds && v >= INTEGERS;
+            }
+            (responds, large)
+        },
+    )
 }
 
 /// Adds a page to one family's `bins` (allocated at its first page that responds).
@@ -377,10 +405,11 @@ mod tests {
         assert_eq!(a, whole);
     }
 
-    /// A run added at once is the same sketch as its pages one by one: rates of every size (the
-    /// fast conversion's range and beyond), pages that never respond, a tail past the chunks.
+    /// A run added at once is the same sketch as its pages one by one, whichever two families they
+    /// are of and however they alternate: rates of every size (the fast conversion's range and
+    /// beyond), pages that never respond, a tail past the chunks.
     #[test]
-    fn a_run_is_its_pages_one_by_one() {
+    fn pages_at_once_are_the_pages_one_by_one() {
         let (mut mu, mut lambda) = (Vec::new(), Vec::new());
         for k in 0..(2 * RUN_CHUNK + 37) {
             let x = k as f64;
@@ -399,15 +428,20 @@ mod tests {
                 _ => 1e-4 * (1.0 + x),
             });
         }
-        for family in FAMILIES {
-            let mut run = SwitchSketch::default();
-            run.add_run(family, &mu, &lambda);
-            let mut each = SwitchSketch::default();
-            for (&mu, &lambda) in mu.iter().zip(&lambda) {
-                each.add(family, mu, lambda);
+        // every page of one family, one page in 3 of the other, runs of 40 of each
+        let patterns: [fn(usize) -> bool; 3] = [|_| false, |k| k % 3 == 1, |k| k / 40 % 2 == 1];
+        for families in FAMILIES.into_iter().flat_map(|a| FAMILIES.map(|b| [a, b])) {
+            for pattern in patterns {
+                let complete: Vec<bool> = (0..mu.len()).map(pattern).collect();
+                let mut at_once = SwitchSketch::default();
+                at_once.add_pages(families, &mu, &lambda, &complete);
+                let mut each = SwitchSketch::default();
+                for ((&mu, &lambda), &c) in mu.iter().zip(&lambda).zip(&complete) {
+                    each.add(families[c as usize], mu, lambda);
+                }
+                assert_eq!(at_once, each, "{families:?}");
+                assert!(!at_once.is_empty());
             }
-            assert_eq!(run, each, "{family:?}");
-            assert!(!run.is_empty());
         }
     }
 }

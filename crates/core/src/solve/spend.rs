@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::demand::{self, Demand, Limits};
+use super::demand::{self, Demand};
 use super::multiplier::Observation;
 use super::problem::Problem;
 use super::sketch::SwitchSketch;
@@ -128,7 +128,7 @@ impl Combine for SpendPair {
 pub fn spend_partial_keeping(
     problem: &Problem,
     price: f64,
-    binding: &mut Vec<(usize, Limits)>,
+    binding: &mut Vec<(usize, Demand)>,
 ) -> SpendPair {
     binding.clear();
     let empty = SpendPartial {
@@ -198,7 +198,7 @@ static NO_CAPS: [f64; SINGLES] = [f64::INFINITY; SINGLES];
 /// The sums of [`spend_partial_keeping`] as its walk goes.
 struct Spending<'a> {
     problem: &'a Problem<'a>,
-    binding: &'a mut Vec<(usize, Limits)>,
+    binding: &'a mut Vec<(usize, Demand)>,
     /// Hosts whose cap binds on neither side of the price: they add the same to both partials, so
     /// they are added once, here, and this to both at the end (exact sums: the same bits). Most
     /// hosts are free, so this halves the work per host, which is most of a round's work on hosts
@@ -222,7 +222,7 @@ impl demand::HostDemands for &mut Spending<'_> {
         let cap = self.problem.cap(h);
         // (a host below its cap on the left stays below it whatever share of its steps is taken)
         if d.left >= cap || d.left.is_nan() {
-            self.binding.push((h, d.limits()));
+            self.binding.push((h, *d));
         }
         if d.left == d.right && d.right < cap {
             self.level.add(d.right);
@@ -346,10 +346,7 @@ pub fn prelude(problem: &Problem) -> Prelude {
         pages.change_rate(),
         pages.complete_obs(),
     );
-    for run in demand::runs(problem, 0..mu.len()) {
-        let family = families[complete[run.start] as usize];
-        p.sketch.add_run(family, &mu[run.clone()], &lambda[run]);
-    }
+    p.sketch.add_pages(families, mu, lambda, complete);
     let mut h = 0;
     let mut spends = [0.0; SINGLES];
     while h < problem.hosts() {
