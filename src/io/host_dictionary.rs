@@ -18,6 +18,7 @@ use parquet::basic::{Encoding, PageType};
 use parquet::file::metadata::ColumnChunkMetaData;
 
 use super::columns::TextColumn;
+use super::host_name::is_blank;
 use super::pages::Reason;
 use super::politeness_key::PolitenessKey;
 use crate::prefetch::prefetch_at;
@@ -204,7 +205,7 @@ impl HostKeys {
     /// What `value`, a row's host value, makes of its key under `key` (not `IpColumn`), as
     /// [`PolitenessKey::of`] would for the row.
     fn code_of(&mut self, value: Option<&str>, key: PolitenessKey) -> KeyCode {
-        let Some(value) = value.filter(|v| !v.trim().is_empty()) else {
+        let Some(value) = value.filter(|v| !is_blank(v)) else {
             return ABSENT;
         };
         // given a host value, the key does not depend on the URL

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::columns::{boolean, check_column, number, open_parquet, text, Kind};
 use super::host_dictionary::{self, HostKeys, HostToken, RowKey};
+use super::host_name::is_blank;
 use super::page_numbers::{NumberColumns, PageNumbers};
 use super::page_text::{self, TextColumns, TextFormat};
 use super::politeness_key::PolitenessKey;
@@ -450,7 +451,7 @@ fn read_batch(
             hosts
                 .as_ref()
                 .and_then(|h| h.get(i))
-                .filter(|h| !h.trim().is_empty())
+                .filter(|h| !is_blank(h))
         };
         // the row's host value; where its host dictionary gave the key, the key stands in for it
         // (only whether there is one matters then), saving a look at the dictionary's text
