@@ -176,18 +176,6 @@ pub struct RowKey {
     pub row: u32,
 }
 
-impl RowKey {
-    /// The host's rank, then the URL's top 64 bits, as one 96-bit big-endian number (in two
-    /// halves, zeros after): what rows are sorted by.
-    #[inline]
-    fn wide(&self) -> (u64, u64) {
-        (
-            ((self.host as u64) << 32) | (self.url_high >> 32),
-            self.url_high << 32,
-        )
-    }
-}
-
 /// A part's rows in canonical order: their keys, and the identities of the part's hosts by rank
 /// (ascending).
 pub struct Ordered {
@@ -278,15 +266,8 @@ pub fn canonical_order(
 /// origin). Rows of one URL are duplicates: the first by origin (file, then row) sorts first and
 /// is kept. Rows whose identities agree in their top 64 bits are duplicates, or with a chance of
 /// 3 in 10^8, two of 10^6 URLs of one host.
-///
-/// By radix passes on the rank's and the URL's bytes, as [`sort_by_wide_key`] takes them: a
-/// comparison sort of the same keys took a fifth of arranging's CPU on Zipf hosts, whose largest
-/// hosts put a million rows in one bucket of the pass on the ranks (the URL identities are
-/// hashes, so each pass on their bytes cuts a bucket 256 ways).
 fn sort_by_host_and_url(keys: &mut [RowKey], whole: impl Fn(u32) -> (u128, u64)) {
-    sort_by_wide_key(keys, RowKey::wide, |_, _| std::cmp::Ordering::Equal);
-    // (each key's whole identity hashed once, not at every comparison: all of a part's rows can
-    // be one URL's)
+    keys.sort_unstable_by_key(|k| (k.host, k.url_high));
     for equal in keys.chunk_by_mut(|a, b| (a.host, a.url_high) == (b.host, b.url_high)) {
         if equal.len() > 1 {
             equal.sort_by_cached_key(|k| whole(k.row));
