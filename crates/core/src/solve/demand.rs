@@ -1,15 +1,15 @@
 //! A host's demand D_h(theta) = sum of its pages' best responses at one price, with what the
 //! multiplier search needs to move: both one-sided limits at a step, the slope, the nearest steps.
 //!
-//! Why two paths: the demand is the solver's inner loop (every round of the global search and every
-//! local search of a capped host walks all pages), and dispatching on each page's [`Response`] costs
-//! more than the response itself. So [`demand`] and [`walk_demands`] take pages in chunks: each
-//! run of one family in a chunk gets a loop specialised to it, and where a chunk mixes two smooth
-//! families (no jump; harmonic pages of both observabilities) both families' loops run over the
-//! whole chunk and each page takes its own's answer. Each page still contributes the
-//! same terms in the same order as in [`demand_generic`], the per-page reference, so the two agree
-//! bit for bit (tested below), but for the harmonic family with incomplete observations, the most
-//! common, whose loop also saves divisions and agrees to a few ulps.
+//! Why two paths: the demand is the solver's inner loop (every round of the global search and
+//! every local search of a capped host walks all pages), and dispatching on each page's
+//! [`Response`] costs more than the response itself. So [`demand`] and [`walk_demands`] take pages
+//! in chunks: each run of one family in a chunk gets a loop specialised to it, and where a chunk
+//! mixes two smooth families (no jump; harmonic pages of both observabilities) both families'
+//! loops run over the whole chunk and each page takes its own family's answer. Each page still
+//! contributes the same terms in the same order as in [`demand_generic`], the per-page reference,
+//! so the two agree bit for bit (tested below), but for the harmonic family with incomplete
+//! observations, the most common, whose loop also saves divisions and agrees to a few ulps.
 
 use super::problem::Problem;
 use crate::objective::{binary, harmonic, proportional, Page, Response};
@@ -910,8 +910,8 @@ mod tests {
     use crate::units::PerDay;
     use proptest::prelude::*;
 
-    /// Adds a run of pages of one smooth family without a floor: what [`add_page`] does for such pages
-    /// (lo = 0, no jump, so left = right), with the family's response inlined into the loop.
+    /// Adds a run of pages of one smooth family without a floor: what [`add_page`] does for such
+    /// pages (lo = 0, no jump, so left = right), with the family's response inlined into the loop.
     impl SmoothRun for Demand {
         #[inline(always)]
         fn run(
