@@ -100,6 +100,9 @@ impl SwitchSketch {
             let n = mu.len();
             let (bin, units) = (&mut bin[..n], &mut units[..n]);
             let (responds, large) = bins_and_units(mu, lambda, complete, bin, units);
+            if responds == [false; 2] {
+                continue; // (nor bins to add to, perhaps)
+            }
             // a family's bins are allocated at its first page that responds, as page by page
             for (&slot, responds) in slots.iter().zip(responds) {
                 if responds && self.bins[slot].is_empty() {
@@ -403,6 +406,40 @@ mod tests {
         let wire: SwitchSketch = bincode::deserialize(&bincode::serialize(&b).unwrap()).unwrap();
         a.combine(wire);
         assert_eq!(a, whole);
+    }
+
+    /// Chunks none of whose pages respond (pages that never change, of a family whose bins are
+    /// not there yet) add nothing, before and after pages that do.
+    #[test]
+    fn chunks_where_no_page_responds_add_nothing() {
+        let n = 3 * RUN_CHUNK;
+        let mu = vec![2.0; n];
+        // the first two chunks never change; the third does, but for its first page
+        let lambda: Vec<f64> = (0..n)
+            .map(|k| if k <= 2 * RUN_CHUNK { 0.0 } else { 0.5 })
+            .collect();
+        let families = [Response::HarmonicIncomplete, Response::HarmonicComplete];
+        for complete in [
+            vec![false; n],
+            vec![true; n],
+            (0..n).map(|k| k % 2 == 0).collect(),
+        ] {
+            let mut at_once = SwitchSketch::default();
+            at_once.add_pages(families, &mu, &lambda, &complete);
+            let mut each = SwitchSketch::default();
+            for ((&mu, &lambda), &c) in mu.iter().zip(&lambda).zip(&complete) {
+                each.add(families[c as usize], mu, lambda);
+            }
+            assert_eq!(at_once, each);
+        }
+        let mut none = SwitchSketch::default();
+        none.add_pages(
+            families,
+            &mu[..RUN_CHUNK],
+            &lambda[..RUN_CHUNK],
+            &[false; RUN_CHUNK],
+        );
+        assert!(none.is_empty());
     }
 
     /// A run added at once is the same sketch as its pages one by one, whichever two families they
