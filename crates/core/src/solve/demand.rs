@@ -410,7 +410,9 @@ fn binary_poisson_map(mu: &[f64], lambda: &[f64], price: f64, rate: &mut [f64], 
 
 /// [`harmonic::complete_rate`] and [`harmonic::complete_slope`] (where the rate is positive) of
 /// every page of a run at `price`, into `rate` and `slope`, bit for bit: both selected instead of
-/// branched to, so that the compiler can use vector instructions.
+/// branched to, so that the compiler can use vector instructions. (Those two functions called in
+/// this loop instead: 838.6M instructions for the solver's bench process on 200K Zipf pages,
+/// against 762.2M.)
 #[inline(always)]
 fn harmonic_complete_map(
     mu: &[f64],
