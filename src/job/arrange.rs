@@ -267,7 +267,10 @@ pub fn canonical_order(
 /// is kept. Rows whose identities agree in their top 64 bits are duplicates, or with a chance of
 /// 3 in 10^8, two of 10^6 URLs of one host.
 fn sort_by_host_and_url(keys: &mut [RowKey], whole: impl Fn(u32) -> (u128, u64)) {
-    keys.sort_unstable_by_key(|k| (k.host, k.url_high));
+    // (rank, URL) as one u128: the order of the pair, compared without a branch between its two
+    // words (buckets of 2.3K keys: 34-38 ns a key against 40-42; on 1M URLs of Zipf hosts the
+    // sort's instructions from 207M to 168M)
+    keys.sort_unstable_by_key(|k| ((k.host as u128) << 64) | k.url_high as u128);
     for equal in keys.chunk_by_mut(|a, b| (a.host, a.url_high) == (b.host, b.url_high)) {
         if equal.len() > 1 {
             equal.sort_by_cached_key(|k| whole(k.row));
