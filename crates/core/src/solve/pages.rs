@@ -44,12 +44,12 @@ pub enum PagesError {
     Shape(String),
 }
 
-/// The first of `values` that is not finite and >= 0 (NaN is not), if any.
+/// The first of `values` that is negative or not finite (NaN among them), if any.
 ///
 /// A chunk is checked whole, without the early exit that kept `position` to one value at a time:
 /// then in vector compares (the importance and change rates of 1M pages: 53M instructions before,
 /// 14M after).
-fn first_not_finite_and_nonnegative(values: &[f64]) -> Option<usize> {
+fn first_negative_or_not_finite(values: &[f64]) -> Option<usize> {
     const CHUNK: usize = 256;
     // (NaN fails both comparisons; `&`, not `&&`, so that no branch splits the loop)
     let valid = |v: f64| (v >= 0.0) & (v < f64::INFINITY);
@@ -96,13 +96,13 @@ impl Pages {
             )));
         }
         // 0 is a page worth nothing (Frontera's value per change times a change rate of 0)
-        if let Some(page) = first_not_finite_and_nonnegative(&importance) {
+        if let Some(page) = first_negative_or_not_finite(&importance) {
             return Err(PagesError::Importance {
                 page,
                 value: importance[page],
             });
         }
-        if let Some(page) = first_not_finite_and_nonnegative(&change_rate) {
+        if let Some(page) = first_negative_or_not_finite(&change_rate) {
             return Err(PagesError::ChangeRate {
                 page,
                 value: change_rate[page],
@@ -163,7 +163,7 @@ impl Pages {
                 change_rate.len()
             )));
         }
-        if let Some(page) = first_not_finite_and_nonnegative(&change_rate) {
+        if let Some(page) = first_negative_or_not_finite(&change_rate) {
             return Err(PagesError::ChangeRate {
                 page,
                 value: change_rate[page],
@@ -314,7 +314,7 @@ mod tests {
                 }
             }
             let plain = values.iter().position(|&v| !(v.is_finite() && v >= 0.0));
-            proptest::prop_assert_eq!(first_not_finite_and_nonnegative(&values), plain);
+            proptest::prop_assert_eq!(first_negative_or_not_finite(&values), plain);
         }
     }
 
