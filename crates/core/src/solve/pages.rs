@@ -51,8 +51,8 @@ pub enum PagesError {
 /// 14M after).
 fn first_negative_or_not_finite(values: &[f64]) -> Option<usize> {
     const CHUNK: usize = 256;
-    // (NaN fails both comparisons; `&`, not `&&`, so that no branch splits the loop)
-    let valid = |v: f64| (v >= 0.0) & (v < f64::INFINITY);
+    // (NaN is in no range)
+    let valid = |v: f64| (0.0..f64::INFINITY).contains(&v);
     crate::wide::wide(
         #[inline(always)]
         || {
