@@ -11,6 +11,7 @@ mod rated_pool;
 mod rates_partition;
 mod rates_sender;
 mod rolling;
+mod rounds;
 pub(crate) mod schedule;
 mod solve;
 mod state;

@@ -195,11 +195,13 @@ impl RatesSizes {
         sizes
     }
 
+    /// Every crawler's rows, by crawler.
+    pub fn rows_by_crawler(&self) -> Vec<u64> {
+        self.crawlers.iter().map(|s| s.rows as u64).collect()
+    }
+
     /// The large hosts of crawlers in `round`.
-    pub fn large_in<'a>(
-        &'a self,
-        round: &'a std::ops::Range<u32>,
-    ) -> impl Iterator<Item = &'a LargeHost> + 'a {
+    pub fn large_in<'a>(&'a self, round: &'a [u32]) -> impl Iterator<Item = &'a LargeHost> + 'a {
         self.large_hosts
             .iter()
             .filter(move |h| round.contains(&h.crawler))
