@@ -7,6 +7,8 @@
 //! column at a time, the type is matched once, a column without nulls is never asked about them,
 //! and a row takes 24 to 48 fewer.
 
+use arrow_array::Array;
+
 use super::columns::NumberColumn;
 use super::pages::{Defaults, Reason};
 
@@ -207,6 +209,13 @@ fn fill<V: Fn(f64) -> bool>(
     m: Measure<'_, '_, V>,
 ) {
     values.clear();
+    if let Some(NumberColumn::F64(a)) = m.column {
+        if a.null_count() == 0 && a.len() == rows && all_valid(a.values(), &m.valid) {
+            // no verdict to set: the values as they are
+            values.extend_from_slice(a.values());
+            return;
+        }
+    }
     values.resize(rows, m.default);
     let default_fails = !(m.valid)(m.default);
     let Some(column) = m.column else {
@@ -235,6 +244,21 @@ fn fill<V: Fn(f64) -> bool>(
             *verdict = (*verdict & !REASON_BITS) | k;
         }
     });
+}
+
+/// Whether every one of `values` is `valid`: the common column (f64s, no nulls, none failing)
+/// checked a chunk at a time in vector compares, not a value at a time through the verdicts (the
+/// two measures of 1M rows: 40M instructions that way).
+fn all_valid(values: &[f64], valid: &impl Fn(f64) -> bool) -> bool {
+    const CHUNK: usize = 256;
+    revisit_core::wide::wide(
+        #[inline(always)]
+        || {
+            values
+                .chunks(CHUNK)
+                .all(|chunk| chunk.iter().fold(true, |ok, &v| ok & valid(v)))
+        },
+    )
 }
 
 #[cfg(test)]
@@ -386,6 +410,48 @@ mod tests {
                             prop_assert_eq!(got_min.to_bits(), min_s.to_bits());
                             prop_assert_eq!(got_max.to_bits(), max_s.to_bits());
                         }
+                    }
+                }
+            }
+        }
+
+        #[test]
+        fn a_column_of_valid_floats_is_taken_whole_and_a_bad_value_in_it_still_found(
+            n in 0usize..700,
+            bad in proptest::option::of((
+                0usize..700,
+                prop_oneof![Just(0.0), Just(-0.0), Just(-1.0), Just(f64::NAN), Just(f64::INFINITY)],
+            )),
+            d in defaults(),
+        ) {
+            // long enough to span chunks, every value valid but perhaps one (at any place)
+            let mut mu: Vec<f64> = (0..n).map(|i| 1.0 + i as f64 / 8.0).collect();
+            let mut lambda: Vec<f64> = (0..n).map(|i| (i % 7) as f64 / 2.0).collect();
+            if let Some((at, v)) = bad.filter(|&(at, _)| at < n) {
+                mu[at] = v;
+                lambda[at] = v;
+            }
+            let (mu_column, lambda_column) =
+                (Float64Array::from(mu.clone()), Float64Array::from(lambda.clone()));
+            let (mu_column, lambda_column) =
+                (NumberColumn::F64(&mu_column), NumberColumn::F64(&lambda_column));
+            let columns = NumberColumns {
+                importance: Some(&mu_column),
+                change_rate: Some(&lambda_column),
+                min_interval_s: None,
+                max_interval_s: None,
+            };
+            let mut numbers = PageNumbers::default();
+            numbers.check(n, columns, &d);
+            for i in 0..n {
+                let alone = judged_alone(Some(Some(mu[i])), Some(Some(lambda[i])), None, None, &d);
+                let verdict = numbers.verdict(i);
+                match alone {
+                    Err(reason) => prop_assert_eq!(verdict.reason(), Some(reason), "row {}", i),
+                    Ok((mu_i, _, lambda_i, _, _, _)) => {
+                        prop_assert_eq!(verdict, Verdict(0), "row {}", i);
+                        prop_assert_eq!(numbers.importance(i).to_bits(), mu_i.to_bits());
+                        prop_assert_eq!(numbers.change_rate(i).to_bits(), lambda_i.to_bits());
                     }
                 }
             }
