@@ -332,13 +332,13 @@ fn summarize(
     let mut files = written.files;
     files.sort();
     let cluster = &plan.cluster;
-    let peers = workers * cluster.processes();
     let writer = |path: &str| {
         let crawler = path
             .split('/')
             .find_map(|part| part.strip_prefix("crawler="))
-            .and_then(|c| c.parse::<usize>().ok());
-        let w = crawler.map_or(0, |c| c % peers.max(1));
+            .and_then(|c| c.parse::<u32>().ok())
+            .filter(|&c| c < plan.crawlers);
+        let w = crawler.map_or(0, |c| written.rounds.writer_of(c) as usize);
         format!("worker {w} of {}", cluster.name(cluster.process_of(w)))
     };
     let published = verify::verify(&written.staging, &files, writer).and_then(|()| {

@@ -53,10 +53,10 @@ pub struct ToLead {
     pub rejected: Vec<Rejected>,
 }
 
-/// Slices a worker may send ahead of its writer: room for the writers to drift apart by the rows of
-/// a round's two crawlers' difference ([`Rounds`]) without either waiting for the other. On the
-/// 10M-URL bench, 3 against 1: the write phase 1.385 s against 1.466 (median of 5 pairs) for 35 MB
-/// more at the peak; 6 was no faster.
+/// Slices a worker may send ahead of its writer: room for the writers to drift apart by a round's
+/// difference in rows ([`Rounds`]) without one waiting for another. On the 10M-URL bench, with the
+/// rounds by size, 3 against 1: the write phase 1.385 s against 1.466 (median of 5 pairs) for
+/// 35 MB more at the peak; 6 was no faster.
 const SLICES_AHEAD: usize = 3;
 
 /// What every worker wrote, and where.
@@ -71,6 +71,8 @@ pub struct Written {
     pub nights: NightTotals,
     /// Every worker's schedule, combined.
     pub schedule: ScheduleCounts,
+    /// The rounds the crawlers were written in, and by which worker.
+    pub rounds: Rounds,
 }
 
 /// Writes every table of the run into a staging folder; fails alike on every worker.
@@ -121,6 +123,7 @@ pub fn write(
         mut files,
         nights,
         schedule,
+        rounds,
         error,
     } = crawlers;
     // the lead's tables' error first, as when they were written first
@@ -154,6 +157,7 @@ pub fn write(
         rates: done.rates,
         nights: done.nights,
         schedule: done.schedule,
+        rounds,
     })
 }
 
@@ -163,13 +167,15 @@ struct CrawlersWritten {
     files: Vec<FileEntry>,
     nights: NightTotals,
     schedule: ScheduleCounts,
+    rounds: Rounds,
     error: Option<(u32, String)>,
 }
 
 /// Writes this worker's crawlers' rates (learned tables, visits) into `staging`, in rounds of one
-/// crawler per worker, the largest first ([`Rounds`]): each worker sends the round's rows to their crawler's writer, which writes
-/// that partition while the others do theirs. The rates travel in slices of the crawlers' hosts
-/// (see [`Slices`]), so that only a slice of rows is ever copied at a time.
+/// crawler per worker, the largest first ([`Rounds`]): each worker sends the round's rows to their
+/// crawler's writer, which writes that partition while the others do theirs. The rates travel in
+/// slices of the crawlers' hosts (see [`Slices`]), so that only a slice of rows is ever copied at
+/// a time.
 fn write_crawlers(
     reducer: &mut Reducer<'_>,
     channels: &mut Channels,
@@ -195,6 +201,7 @@ fn write_crawlers(
         files: Vec::new(),
         nights: NightTotals::default(),
         schedule: ScheduleCounts::default(),
+        rounds: rounds.clone(),
         error: None,
     };
     if let Some(Night::Cyclic(n)) = night {
