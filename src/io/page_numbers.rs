@@ -248,7 +248,7 @@ fn fill<V: Fn(f64) -> bool>(
 
 /// Whether every one of `values` is `valid`: the common column (f64s, no nulls, none failing)
 /// checked a chunk at a time in vector compares, not a value at a time through the verdicts (the
-/// two measures of 1M rows: 40M instructions that way).
+/// two measures of zipf-1m: 60.5M instructions that way, 8M this way).
 fn all_valid(values: &[f64], valid: &impl Fn(f64) -> bool) -> bool {
     const CHUNK: usize = 256;
     revisit_core::wide::wide(
