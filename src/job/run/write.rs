@@ -56,7 +56,7 @@ pub struct ToLead {
 /// Slices a worker may send ahead of its writer: room for the writers to drift apart by a round's
 /// difference in rows ([`Rounds`]) without one waiting for another. On the 10M-URL bench, with the
 /// rounds by size, 3 against 1: the write phase 1.385 s against 1.466 (median of 5 pairs) for
-/// 35 MB more at the peak; 6 was no faster.
+/// 34 MiB more at the peak; 6 was no faster.
 const SLICES_AHEAD: usize = 3;
 
 /// What every worker wrote, and where.
