@@ -252,7 +252,10 @@ impl RatesPartition {
         for (b, batch) in batches.iter().enumerate() {
             runs.extend((0..batch.runs.len()).map(|k| (batch.runs[k].place(), b as u32, k as u32)));
         }
-        runs.sort_unstable_by_key(|r| r.0);
+        // Each batch's runs come in order (a sender walks its hosts and their pages in order), so
+        // this is a merge of sorted stretches, which the stable sort finds and merges and the
+        // unstable one sorts afresh (the places are distinct: both give the same order).
+        runs.sort_by_key(|r| r.0);
         for (_, b, k) in runs {
             let (batch, k) = (&batches[b as usize], k as usize);
             let first = batch.run_rows(k).start;
