@@ -95,6 +95,25 @@ pub fn wide_if<R>(worth: bool, f: impl FnOnce() -> R) -> R {
     }
 }
 
+/// The first of `values` that is not `valid`, if any, found a chunk at a time: each chunk checked
+/// whole (vector compares, no exit inside it), and only a chunk with a failing value walked again.
+/// A `position` exits after every value, which keeps it to one value at a time (the importance
+/// and change rates of 1M pages: 53M instructions that way, 14M this way).
+pub fn first_failing(values: &[f64], valid: impl Fn(f64) -> bool) -> Option<usize> {
+    const CHUNK: usize = 256;
+    wide(
+        #[inline(always)]
+        || {
+            values.chunks(CHUNK).enumerate().find_map(|(c, chunk)| {
+                if chunk.iter().fold(true, |ok, &v| ok & valid(v)) {
+                    return None;
+                }
+                chunk.iter().position(|&v| !valid(v)).map(|i| c * CHUNK + i)
+            })
+        },
+    )
+}
+
 /// `f` inlined into a function compiled for AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
