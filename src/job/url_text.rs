@@ -161,22 +161,45 @@ impl<'a> Url<'a> {
     }
 }
 
-/// The rests of a worker's URLs in page order, back to back, each with its form.
+/// The rests of a worker's URLs in page order, back to back in blocks of text, each with its
+/// form.
+///
+/// Why blocks: the rests are copied out of the received batches part by part while arranging,
+/// and each part's received texts are freed once copied. One growing array faulted in a fresh
+/// page for every 4 KiB of rests (a sixth of a 10M-URL run's page faults), while the texts just
+/// freed went back to the system. In blocks, the next part's rests are written into the previous
+/// part's received texts ([`Rests::recycle`]), pages already resident: only the first part's
+/// blocks are new.
 #[derive(Debug, Default)]
 pub struct Rests {
-    text: Vec<u8>,
-    /// End of each rest in `text`, its form in the top [`Form::BITS`] bits.
+    /// Text, each block filled before the next is started (a rest never spans two).
+    blocks: Vec<Vec<u8>>,
+    /// Emptied buffers the next blocks are taken from.
+    spare: Vec<Vec<u8>>,
+    /// Per URL: its form in the top [`Form::BITS`] bits, then its block, then its end in it.
     end: Vec<u64>,
 }
 
-const END_BITS: u32 = u64::BITS - Form::BITS;
-const END_MASK: u64 = (1 << END_BITS) - 1;
+/// Bits of a packed end that give its place in its block (256 GiB).
+const OFFSET_BITS: u32 = 38;
+const OFFSET_MASK: u64 = (1 << OFFSET_BITS) - 1;
+/// Where a packed end's form starts; its block takes the bits between (16M blocks).
+const FORM_SHIFT: u32 = u64::BITS - Form::BITS;
+const BLOCK_MASK: u64 = (1 << (FORM_SHIFT - OFFSET_BITS)) - 1;
+
+/// Bytes of a block made afresh (a received batch's text buffer, which later blocks reuse, holds
+/// about as many).
+pub const REST_BLOCK_BYTES: usize = super::wire::BATCH_TEXT_BYTES;
+
+/// Emptied buffers smaller than this are not kept as blocks (their tails would waste more).
+const LEAST_SPARE_BYTES: usize = 64 << 10;
 
 impl Rests {
-    /// Room for `rows` rests of `bytes` bytes in all.
-    pub fn with_capacity(rows: usize, bytes: usize) -> Self {
+    /// Room for `rows` rests' bounds (their text comes in blocks as it is pushed).
+    pub fn with_capacity(rows: usize) -> Self {
         Rests {
-            text: Vec::with_capacity(bytes),
+            blocks: Vec::new(),
+            spare: Vec::new(),
             end: Vec::with_capacity(rows),
         }
     }
@@ -184,9 +207,51 @@ impl Rests {
     /// Appends the next URL's form and rest.
     #[inline]
     pub fn push(&mut self, form: Form, rest: &[u8]) {
-        append_short(&mut self.text, rest);
-        self.end
-            .push(self.text.len() as u64 | (form as u64) << END_BITS);
+        let fits = self
+            .blocks
+            .last()
+            .is_some_and(|b| b.capacity() - b.len() >= rest.len());
+        if !fits {
+            self.start_block(rest.len());
+        }
+        let b = self.blocks.len() - 1;
+        let block = &mut self.blocks[b];
+        append_short(block, rest);
+        self.end.push(
+            (form as u64) << FORM_SHIFT | (b as u64) << OFFSET_BITS | block.len() as u64,
+        );
+    }
+
+    /// Starts a block with room for at least `bytes`: a spare buffer if one is large enough, else
+    /// a new one.
+    #[cold]
+    fn start_block(&mut self, bytes: usize) {
+        assert!(
+            (self.blocks.len() as u64) < BLOCK_MASK,
+            "more than {BLOCK_MASK} blocks of URL rests"
+        );
+        let block = match self.spare.pop() {
+            Some(b) if b.capacity() >= bytes => b,
+            // a spare too small for this rest (longer than any received text held) goes; the
+            // rest is rare enough that the spares after it still serve
+            _ => Vec::with_capacity(bytes.max(REST_BLOCK_BYTES)),
+        };
+        self.blocks.push(block);
+    }
+
+    /// Keeps `buffers` (received texts whose rests were copied out) as room for the next blocks.
+    pub fn recycle(&mut self, buffers: impl IntoIterator<Item = Vec<u8>>) {
+        for mut b in buffers {
+            if b.capacity() >= LEAST_SPARE_BYTES {
+                b.clear();
+                self.spare.push(b);
+            }
+        }
+    }
+
+    /// Frees the buffers kept for blocks not yet started.
+    pub fn drop_spare(&mut self) {
+        self.spare = Vec::new();
     }
 
     /// Number of URLs.
@@ -199,17 +264,25 @@ impl Rests {
         self.end.is_empty()
     }
 
+    /// URL `i`'s block and the bounds of its rest there.
+    #[inline]
+    fn place(&self, i: usize) -> (Form, usize, usize, usize) {
+        let end = self.end[i];
+        let block = (end >> OFFSET_BITS) & BLOCK_MASK;
+        // the rest starts where the one before ends if that one is in the same block
+        let start = match i.checked_sub(1).map(|j| self.end[j]) {
+            Some(before) if (before >> OFFSET_BITS) & BLOCK_MASK == block => before & OFFSET_MASK,
+            _ => 0,
+        };
+        let form = Form::from_bits((end >> FORM_SHIFT) as u8);
+        (form, block as usize, start as usize, (end & OFFSET_MASK) as usize)
+    }
+
     /// Form and rest of URL `i`.
     #[inline]
     pub fn get(&self, i: usize) -> (Form, &[u8]) {
-        let start = if i == 0 {
-            0
-        } else {
-            self.end[i - 1] & END_MASK
-        };
-        let end = self.end[i];
-        let form = Form::from_bits((end >> END_BITS) as u8);
-        (form, &self.text[start as usize..(end & END_MASK) as usize])
+        let (form, block, start, end) = self.place(i);
+        (form, &self.blocks[block][start..end])
     }
 
     /// Asks the CPU to fetch the bounds of rest `i` (a hint, for passes that jump between pages).
@@ -218,21 +291,26 @@ impl Rests {
         prefetch_at(self.end.as_ptr().wrapping_add(i.saturating_sub(1)));
     }
 
-    /// Asks the CPU to fetch rest `i`'s text (a hint; reads its start, fetched a step earlier
+    /// Asks the CPU to fetch rest `i`'s text (a hint; reads its bounds, fetched a step earlier
     /// with [`Rests::prefetch_end`]).
     #[inline]
     pub fn prefetch_text(&self, i: usize) {
-        let start = if i == 0 {
-            0
-        } else {
-            self.end.get(i - 1).map_or(0, |&e| e & END_MASK)
-        };
-        prefetch_at(self.text.as_ptr().wrapping_add(start as usize));
+        if i < self.end.len() {
+            let (_, block, start, _) = self.place(i);
+            prefetch_at(self.blocks[block].as_ptr().wrapping_add(start));
+        }
     }
 
     /// Bytes held.
     pub fn bytes(&self) -> usize {
-        self.text.capacity() + self.end.capacity() * std::mem::size_of::<u64>()
+        let room = |v: &Vec<Vec<u8>>| v.iter().map(Vec::capacity).sum::<usize>();
+        room(&self.blocks) + room(&self.spare) + self.end.capacity() * std::mem::size_of::<u64>()
+    }
+
+    /// Blocks of text in use.
+    #[cfg(test)]
+    fn blocks(&self) -> usize {
+        self.blocks.len()
     }
 }
 
@@ -285,6 +363,64 @@ mod tests {
             let u = Url::new(f, host.as_bytes(), &url.as_bytes()[at..]);
             assert_eq!(u.id(), url_id(url.as_bytes()), "{} bytes", url.len());
         }
+    }
+
+    proptest::proptest! {
+        /// Rests across blocks: fresh ones, recycled buffers of several sizes (some too small for
+        /// the rest that comes), and a rest longer than a block; each comes back as pushed, and
+        /// the recycled buffers are the blocks used next.
+        #[test]
+        fn rests_in_blocks_give_back_what_was_pushed(
+            lengths in proptest::collection::vec(0usize..40_000, 1..300),
+            recycle_at in proptest::collection::vec((0usize..300, 1usize..4), 0..4),
+            long_at in 0usize..300,
+        ) {
+            let mut rests = Rests::with_capacity(lengths.len());
+            let mut pushed: Vec<(Form, Vec<u8>)> = Vec::new();
+            for (i, &n) in lengths.iter().enumerate() {
+                for &(at, kb) in &recycle_at {
+                    if at == i {
+                        // 64 KiB (kept, yet smaller than some rests), 128, 192 KiB
+                        let buffers: Vec<Vec<u8>> = (0..2).map(|_| vec![7u8; kb * (64 << 10)]).collect();
+                        rests.recycle(buffers);
+                    }
+                }
+                let n = if i == long_at { REST_BLOCK_BYTES + 5 } else { n };
+                let form = Form::from_bits((i % 3) as u8);
+                let rest: Vec<u8> = (0..n).map(|k| (i * 31 + k) as u8).collect();
+                rests.push(form, &rest);
+                pushed.push((form, rest));
+            }
+            proptest::prop_assert_eq!(rests.len(), pushed.len());
+            for (i, (form, rest)) in pushed.iter().enumerate() {
+                let (f, r) = rests.get(i);
+                proptest::prop_assert_eq!(f, *form);
+                proptest::prop_assert_eq!(r, &rest[..], "rest {}", i);
+            }
+            // a recycled buffer is never a block while also spare
+            for b in &rests.blocks {
+                let p = b.as_ptr() as usize;
+                proptest::prop_assert!(!rests.spare.iter().any(|s| s.as_ptr() as usize == p));
+            }
+        }
+    }
+
+    #[test]
+    fn recycled_buffers_become_the_next_blocks() {
+        let mut rests = Rests::with_capacity(4);
+        rests.push(Form::Https, &[1; 100]);
+        let buffer = vec![0u8; REST_BLOCK_BYTES];
+        let at = buffer.as_ptr();
+        rests.recycle([buffer, vec![0u8; 10]]);
+        // the first block is full only once a rest no longer fits it
+        rests.push(Form::Http, &vec![2; REST_BLOCK_BYTES - 100]);
+        rests.push(Form::Whole, &[3; 1]);
+        assert_eq!(rests.blocks(), 2);
+        assert_eq!(rests.blocks[1].as_ptr(), at);
+        assert_eq!(rests.get(2), (Form::Whole, &[3u8][..]));
+        assert_eq!(rests.get(1).1.len(), REST_BLOCK_BYTES - 100);
+        // the 10-byte buffer was not kept
+        assert!(rests.spare.is_empty());
     }
 
     #[test]

@@ -321,11 +321,6 @@ impl RowBatch {
             + room_bytes(&self.seen)
     }
 
-    /// Bytes of the rows' URL rests.
-    pub fn rest_bytes(&self) -> usize {
-        self.rest_text.len()
-    }
-
     /// The rests' text (arranging keeps it until the rests are copied out).
     pub fn take_rest_text(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.rest_text)
