@@ -377,6 +377,12 @@ impl Utf8Builder {
         }
     }
 
+    /// Makes room for `rows` more values of `bytes` bytes in all.
+    pub fn reserve(&mut self, rows: usize, bytes: usize) {
+        self.values.reserve(bytes);
+        self.lengths.reserve(rows);
+    }
+
     /// Appends a value (UTF-8 bytes; checked in [`Utf8Builder::finish`]).
     pub fn push(&mut self, bytes: &[u8]) {
         append_short(&mut self.values, bytes);
@@ -392,15 +398,52 @@ impl Utf8Builder {
         self.lengths.push(self.values.len() - start);
     }
 
-    /// The column; fails if the bytes are not UTF-8.
-    pub fn finish(self) -> Result<arrow_array::StringArray> {
-        let offsets = arrow_buffer::OffsetBuffer::<i32>::from_lengths(self.lengths);
+    /// The column, the builder emptied (its text now the column's); fails if the bytes are not
+    /// UTF-8.
+    pub fn finish(&mut self) -> Result<arrow_array::StringArray> {
+        let offsets = arrow_buffer::OffsetBuffer::<i32>::from_lengths(self.lengths.drain(..));
         Ok(arrow_array::StringArray::try_new(
             offsets,
-            arrow_buffer::Buffer::from_vec(self.values),
+            arrow_buffer::Buffer::from_vec(std::mem::take(&mut self.values)),
             None,
         )?)
     }
+
+    /// Where the text buffer starts (for tests of its reuse).
+    #[cfg(test)]
+    pub fn values_ptr(&self) -> *const u8 {
+        self.values.as_ptr()
+    }
+
+    /// Takes back the text of `column` (finished by a builder, and no longer shared) as room for
+    /// the next values: a writer's next row group is then written into pages already resident.
+    pub fn take_back(&mut self, column: ArrayRef) {
+        let Some(array) = column.as_string_opt::<i32>().cloned() else {
+            return;
+        };
+        drop(column);
+        let (_, values, _) = array.into_parts();
+        if let Some(v) = emptied(values) {
+            self.values = v;
+        }
+    }
+}
+
+/// The values of `column`, a primitive array made from a vector and no longer shared, as that
+/// vector emptied (None where it is shared, or of another type): a writer's room for its next
+/// row group, in pages already resident.
+pub fn taken_back<T: ArrowPrimitiveType>(column: ArrayRef) -> Option<Vec<T::Native>> {
+    let array = column.as_primitive_opt::<T>()?.clone();
+    drop(column);
+    let (_, values, _) = array.into_parts();
+    emptied(values.into_inner())
+}
+
+/// `buffer` as the vector it was made from, emptied, if no one else holds it.
+fn emptied<T: arrow_buffer::ArrowNativeType>(buffer: arrow_buffer::Buffer) -> Option<Vec<T>> {
+    let mut v = buffer.into_vec::<T>().ok()?;
+    v.clear();
+    Some(v)
 }
 
 #[cfg(test)]

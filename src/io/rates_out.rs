@@ -4,10 +4,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Result;
+use arrow_array::types::{Float64Type, TimestampMicrosecondType};
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, RecordBatch, TimestampMicrosecondArray};
 use arrow_buffer::{BooleanBuffer, NullBuffer};
 
-use super::columns::Utf8Builder;
+use super::columns::{taken_back, Utf8Builder};
 use super::parquet_out::{self, ROW_GROUP_ROWS};
 use super::schema;
 use crate::append::extend_short;
@@ -130,7 +131,7 @@ impl RatesWriter {
                 let rows = self.left.clamp(1, ROW_GROUP_ROWS);
                 // a group of longer URLs than the mean grows once
                 let text = (self.mean_url * rows as f64 * 1.05) as usize;
-                self.group = RatesGroup::with_capacity(rows, text, text / 2);
+                self.group.reserve(rows, text, text / 2);
             }
             let take = (ROW_GROUP_ROWS - self.group.rows()).min(run.len() - done);
             self.group
@@ -138,24 +139,32 @@ impl RatesWriter {
             done += take;
             if self.group.rows() == ROW_GROUP_ROWS {
                 self.left = self.left.saturating_sub(ROW_GROUP_ROWS);
-                self.writer
-                    .write(&std::mem::take(&mut self.group).finish()?)?;
+                self.write_group()?;
             }
         }
+        Ok(())
+    }
+
+    /// Writes the row group filled so far; its columns' buffers then hold the next one.
+    fn write_group(&mut self) -> Result<()> {
+        let batch = self.group.finish()?;
+        self.writer.write(&batch)?;
+        self.group.take_back(batch);
         Ok(())
     }
 
     /// Writes the last row group and finishes the file; returns (rows, bytes written).
     pub fn finish(mut self) -> Result<(u64, u64)> {
         if self.group.rows() > 0 {
-            self.writer
-                .write(&std::mem::take(&mut self.group).finish()?)?;
+            self.write_group()?;
         }
         self.writer.finish()
     }
 }
 
-/// The columns of one row group of a rates file, sized up front.
+/// The columns of one row group of a rates file, sized up front, and the buffers of the ones
+/// worked out from them. A file's row groups are written one after another in the same buffers:
+/// made afresh for each, they were faulted in afresh (a tenth of a 10M-URL run's page faults).
 #[derive(Default)]
 struct RatesGroup {
     url: Utf8Builder,
@@ -167,21 +176,30 @@ struct RatesGroup {
     capped: Vec<bool>,
     last: Vec<i64>,
     next: Vec<i64>,
+    probability: Vec<f64>,
+    interval: Vec<f64>,
+    fetched: Vec<bool>,
 }
 
 impl RatesGroup {
-    fn with_capacity(rows: usize, url_text: usize, host_text: usize) -> Self {
-        RatesGroup {
-            url: Utf8Builder::with_capacity(rows, url_text),
-            host: Utf8Builder::with_capacity(rows, host_text),
-            importance: Vec::with_capacity(rows),
-            change_rate: Vec::with_capacity(rows),
-            complete: Vec::with_capacity(rows),
-            rate: Vec::with_capacity(rows),
-            capped: Vec::with_capacity(rows),
-            last: Vec::with_capacity(rows),
-            next: Vec::with_capacity(rows),
+    /// Makes room for `rows` rows of `url_text` and `host_text` bytes.
+    fn reserve(&mut self, rows: usize, url_text: usize, host_text: usize) {
+        self.url.reserve(rows, url_text);
+        self.host.reserve(rows, host_text);
+        for v in [
+            &mut self.importance,
+            &mut self.change_rate,
+            &mut self.rate,
+            &mut self.probability,
+            &mut self.interval,
+        ] {
+            v.reserve(rows);
         }
+        for v in [&mut self.complete, &mut self.capped, &mut self.fetched] {
+            v.reserve(rows);
+        }
+        self.last.reserve(rows);
+        self.next.reserve(rows);
     }
 
     fn rows(&self) -> usize {
@@ -203,43 +221,91 @@ impl RatesGroup {
         extend_short(&mut self.next, run.next_fetch_us);
     }
 
-    fn finish(self) -> Result<RecordBatch> {
+    /// The row group's columns; the group is left empty, its buffers now the columns'.
+    fn finish(&mut self) -> Result<RecordBatch> {
         // rho = p lambda (NeurIPS'19 §4.2): the chance of a fetch on each change notice, only
         // where changes are observed completely
         // (values for every row in one pass, the nulls from the flags: collected as options a row
         // at a time through a builder, this and the last fetches below took 53 instructions a row
         // more on 1M URLs of Zipf hosts)
-        let probability: Vec<f64> = (self.rate.iter().zip(&self.change_rate))
-            .map(|(&rate, &change)| {
-                if change > 0.0 {
-                    (rate / change).min(1.0)
-                } else {
-                    0.0
-                }
-            })
-            .collect();
-        let probability = Float64Array::new(probability.into(), Some(nulls(&self.complete)));
+        self.probability
+            .extend(
+                (self.rate.iter().zip(&self.change_rate)).map(|(&rate, &change)| {
+                    if change > 0.0 {
+                        (rate / change).min(1.0)
+                    } else {
+                        0.0
+                    }
+                }),
+            );
+        let probability = Float64Array::new(
+            std::mem::take(&mut self.probability).into(),
+            Some(nulls(&self.complete)),
+        );
         // the seconds between fetches, from the rate here rather than carried beside it from the
         // solving worker (8 of about 84 bytes a row in transit)
-        let interval: Vec<f64> = (self.rate.iter())
-            .map(|&rate| PerDay(rate).interval().0)
-            .collect();
-        let fetched: Vec<bool> = self.last.iter().map(|&t| t != NEVER_FETCHED).collect();
-        let last = TimestampMicrosecondArray::new(self.last.into(), Some(nulls(&fetched)));
+        self.interval
+            .extend(self.rate.iter().map(|&rate| PerDay(rate).interval().0));
+        self.fetched
+            .extend(self.last.iter().map(|&t| t != NEVER_FETCHED));
+        let last = TimestampMicrosecondArray::new(
+            std::mem::take(&mut self.last).into(),
+            Some(nulls(&self.fetched)),
+        );
+        let flags = |v: &[bool]| BooleanArray::new(BooleanBuffer::from(v), None);
         let columns: Vec<ArrayRef> = vec![
             Arc::new(self.url.finish()?),
             Arc::new(self.host.finish()?),
-            Arc::new(Float64Array::from(self.importance)),
-            Arc::new(Float64Array::from(self.change_rate)),
-            Arc::new(BooleanArray::from(self.complete)),
-            Arc::new(Float64Array::from(self.rate)),
+            Arc::new(Float64Array::from(std::mem::take(&mut self.importance))),
+            Arc::new(Float64Array::from(std::mem::take(&mut self.change_rate))),
+            Arc::new(flags(&self.complete)),
+            Arc::new(Float64Array::from(std::mem::take(&mut self.rate))),
             Arc::new(probability),
-            Arc::new(BooleanArray::from(self.capped)),
-            Arc::new(Float64Array::from(interval)),
+            Arc::new(flags(&self.capped)),
+            Arc::new(Float64Array::from(std::mem::take(&mut self.interval))),
             Arc::new(last.with_timezone("UTC")),
-            Arc::new(TimestampMicrosecondArray::from(self.next).with_timezone("UTC")),
+            Arc::new(
+                TimestampMicrosecondArray::from(std::mem::take(&mut self.next))
+                    .with_timezone("UTC"),
+            ),
         ];
+        for v in [&mut self.complete, &mut self.capped, &mut self.fetched] {
+            v.clear();
+        }
         Ok(RecordBatch::try_new(schema::rates(), columns)?)
+    }
+
+    /// Takes back the buffers of `batch`, a row group this group finished and the file has
+    /// written, as room for the next row group (a buffer still held elsewhere stays there).
+    fn take_back(&mut self, batch: RecordBatch) {
+        let columns = batch.columns().to_vec();
+        drop(batch);
+        // in the order `finish` made them
+        let Ok(
+            [url, host, importance, change_rate, _complete, rate, probability, _capped, interval, last, next],
+        ) = <[ArrayRef; 11]>::try_from(columns)
+        else {
+            return;
+        };
+        self.url.take_back(url);
+        self.host.take_back(host);
+        let numbers = [
+            (&mut self.importance, importance),
+            (&mut self.change_rate, change_rate),
+            (&mut self.rate, rate),
+            (&mut self.probability, probability),
+            (&mut self.interval, interval),
+        ];
+        for (v, column) in numbers {
+            if let Some(room) = taken_back::<Float64Type>(column) {
+                *v = room;
+            }
+        }
+        for (v, column) in [(&mut self.last, last), (&mut self.next, next)] {
+            if let Some(room) = taken_back::<TimestampMicrosecondType>(column) {
+                *v = room;
+            }
+        }
     }
 }
 
@@ -295,6 +361,78 @@ mod tests {
             .iter()
             .find(|c| c.column_path().string() == "host");
         host.unwrap().dictionary_page_offset().is_some()
+    }
+
+    #[test]
+    fn a_written_row_group_s_buffers_hold_the_next_and_its_rows_are_the_same() {
+        use arrow_array::cast::AsArray;
+        // three row groups' worth of rows (the last one short), each row different
+        let rows = 2 * ROW_GROUP_ROWS + 1000;
+        let size = Size {
+            rows,
+            url_bytes: rows * 30,
+            hosts: 1,
+            host_bytes: 9,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rates.parquet");
+        let mut w = RatesWriter::create(&path, size, &[]).unwrap();
+        let numbers: Vec<f64> = (0..rows).map(|i| 1.0 + i as f64 / 7.0).collect();
+        let times: Vec<i64> = (0..rows as i64)
+            .map(|i| if i % 3 == 0 { NEVER_FETCHED } else { i })
+            .collect();
+        let complete: Vec<bool> = (0..rows).map(|i| i % 5 == 0).collect();
+        let rests: Vec<String> = (0..rows).map(|i| format!("/page/{i}")).collect();
+        let run = RateRun {
+            host: b"a.example",
+            host_capped: true,
+            importance: &numbers,
+            change_rate: &numbers,
+            complete_obs: &complete,
+            crawl_rate: &numbers,
+            last_fetch_us: &times,
+            next_fetch_us: &times,
+        };
+        let url = |i: usize| [&b"https://"[..], b"a.example", rests[i].as_bytes()];
+        // the first group, then the buffers it was written from
+        w.write_run(&run.rows(0..ROW_GROUP_ROWS), url).unwrap();
+        let text = w.group.url.values_ptr();
+        let rates = w.group.rate.as_ptr();
+        assert!(
+            w.group.rate.capacity() >= ROW_GROUP_ROWS,
+            "the rates' buffer came back"
+        );
+        w.write_run(&run.rows(ROW_GROUP_ROWS..rows), |i| url(ROW_GROUP_ROWS + i))
+            .unwrap();
+        // the second group was written into the first's buffers
+        assert_eq!(
+            (w.group.url.values_ptr(), w.group.rate.as_ptr()),
+            (text, rates)
+        );
+        w.finish().unwrap();
+        // every row as pushed, whichever buffers held it
+        let file = std::fs::File::open(&path).unwrap();
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build()
+            .unwrap();
+        let mut i = 0;
+        for batch in reader {
+            let batch = batch.unwrap();
+            let urls = batch.column_by_name("url").unwrap().as_string::<i32>();
+            let rate = batch
+                .column_by_name("crawl_rate")
+                .unwrap()
+                .as_primitive::<Float64Type>();
+            let last = batch.column_by_name("last_fetch_at").unwrap();
+            for r in 0..batch.num_rows() {
+                assert_eq!(urls.value(r), format!("https://a.example/page/{i}"));
+                assert_eq!(rate.value(r), numbers[i]);
+                assert_eq!(last.is_null(r), times[i] == NEVER_FETCHED, "row {i}");
+                i += 1;
+            }
+        }
+        assert_eq!(i, rows);
     }
 
     #[test]

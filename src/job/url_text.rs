@@ -217,9 +217,8 @@ impl Rests {
         let b = self.blocks.len() - 1;
         let block = &mut self.blocks[b];
         append_short(block, rest);
-        self.end.push(
-            (form as u64) << FORM_SHIFT | (b as u64) << OFFSET_BITS | block.len() as u64,
-        );
+        self.end
+            .push((form as u64) << FORM_SHIFT | (b as u64) << OFFSET_BITS | block.len() as u64);
     }
 
     /// Starts a block with room for at least `bytes`: a spare buffer if one is large enough, else
@@ -275,7 +274,12 @@ impl Rests {
             _ => 0,
         };
         let form = Form::from_bits((end >> FORM_SHIFT) as u8);
-        (form, block as usize, start as usize, (end & OFFSET_MASK) as usize)
+        (
+            form,
+            block as usize,
+            start as usize,
+            (end & OFFSET_MASK) as usize,
+        )
     }
 
     /// Form and rest of URL `i`.
