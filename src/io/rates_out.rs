@@ -319,6 +319,38 @@ mod tests {
     use super::*;
     use parquet::file::reader::{FileReader, SerializedFileReader};
 
+    /// A run of `host`'s rows whose importance, change rate and crawl rate are all `numbers`,
+    /// last and next fetches `times`.
+    fn run_of<'a>(
+        host: &'a [u8],
+        host_capped: bool,
+        numbers: &'a [f64],
+        complete_obs: &'a [bool],
+        times: &'a [i64],
+    ) -> RateRun<'a> {
+        RateRun {
+            host,
+            host_capped,
+            importance: numbers,
+            change_rate: numbers,
+            complete_obs,
+            crawl_rate: numbers,
+            last_fetch_us: times,
+            next_fetch_us: times,
+        }
+    }
+
+    /// The batches of the Parquet file at `path`.
+    fn read_back(path: &Path) -> Vec<RecordBatch> {
+        let file = std::fs::File::open(path).unwrap();
+        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build()
+            .unwrap()
+            .map(|b| b.unwrap())
+            .collect()
+    }
+
     /// Writes `hosts` hosts of `pages` pages each, names of 100 bytes; whether the file's `host`
     /// column has a dictionary.
     fn host_dictionary(hosts: usize, pages: usize) -> bool {
@@ -337,16 +369,7 @@ mod tests {
         let complete = vec![false; pages];
         for h in 0..hosts {
             let host = name(h);
-            let run = RateRun {
-                host: host.as_bytes(),
-                host_capped: false,
-                importance: &numbers,
-                change_rate: &numbers,
-                complete_obs: &complete,
-                crawl_rate: &numbers,
-                last_fetch_us: &times,
-                next_fetch_us: &times,
-            };
+            let run = run_of(host.as_bytes(), false, &numbers, &complete, &times);
             let rests: Vec<String> = (0..pages).map(|i| format!("/{i}")).collect();
             w.write_run(&run, |i| {
                 [b"https://", host.as_bytes(), rests[i].as_bytes()]
@@ -383,16 +406,7 @@ mod tests {
             .collect();
         let complete: Vec<bool> = (0..rows).map(|i| i % 5 == 0).collect();
         let rests: Vec<String> = (0..rows).map(|i| format!("/page/{i}")).collect();
-        let run = RateRun {
-            host: b"a.example",
-            host_capped: true,
-            importance: &numbers,
-            change_rate: &numbers,
-            complete_obs: &complete,
-            crawl_rate: &numbers,
-            last_fetch_us: &times,
-            next_fetch_us: &times,
-        };
+        let run = run_of(b"a.example", true, &numbers, &complete, &times);
         let url = |i: usize| [&b"https://"[..], b"a.example", rests[i].as_bytes()];
         // the first group, then the buffers it was written from
         w.write_run(&run.rows(0..ROW_GROUP_ROWS), url).unwrap();
@@ -411,14 +425,8 @@ mod tests {
         );
         w.finish().unwrap();
         // every row as pushed, whichever buffers held it
-        let file = std::fs::File::open(&path).unwrap();
-        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
-            .unwrap()
-            .build()
-            .unwrap();
         let mut i = 0;
-        for batch in reader {
-            let batch = batch.unwrap();
+        for batch in read_back(&path) {
             let urls = batch.column_by_name("url").unwrap().as_string::<i32>();
             let rate = batch
                 .column_by_name("crawl_rate")
@@ -471,14 +479,8 @@ mod tests {
         w.write_run(&run, |i| [b"https://", b"a.example", rests[i].as_bytes()])
             .unwrap();
         w.finish().unwrap();
-        let file = std::fs::File::open(&path).unwrap();
-        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
-            .unwrap()
-            .build()
-            .unwrap();
         let mut got = Vec::new();
-        for batch in reader {
-            let batch = batch.unwrap();
+        for batch in read_back(&path) {
             let column = batch.column_by_name("fetch_interval_s").unwrap();
             got.extend(
                 column
