@@ -278,31 +278,42 @@ impl RatesGroup {
     /// Takes back the buffers of `batch`, a row group this group finished and the file has
     /// written, as room for the next row group (a buffer still held elsewhere stays there).
     fn take_back(&mut self, batch: RecordBatch) {
-        let columns = batch.columns().to_vec();
+        // each column once the batch no longer holds it, so that ours is its only holder
+        let mut columns = batch
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .zip(batch.columns().to_vec())
+            .collect::<Vec<_>>();
         drop(batch);
-        // in the order `finish` made them
-        let Ok(
-            [url, host, importance, change_rate, _complete, rate, probability, _capped, interval, last, next],
-        ) = <[ArrayRef; 11]>::try_from(columns)
-        else {
-            return;
+        let mut take = |name: &str| {
+            let at = columns.iter().position(|(n, _)| n == name)?;
+            Some(columns.swap_remove(at).1)
         };
-        self.url.take_back(url);
-        self.host.take_back(host);
+        if let Some(url) = take("url") {
+            self.url.take_back(url);
+        }
+        if let Some(host) = take("host") {
+            self.host.take_back(host);
+        }
         let numbers = [
-            (&mut self.importance, importance),
-            (&mut self.change_rate, change_rate),
-            (&mut self.rate, rate),
-            (&mut self.probability, probability),
-            (&mut self.interval, interval),
+            (&mut self.importance, "importance"),
+            (&mut self.change_rate, "change_rate"),
+            (&mut self.rate, "crawl_rate"),
+            (&mut self.probability, "crawl_probability"),
+            (&mut self.interval, "fetch_interval_s"),
         ];
-        for (v, column) in numbers {
-            if let Some(room) = taken_back::<Float64Type>(column) {
+        for (v, name) in numbers {
+            if let Some(room) = take(name).and_then(taken_back::<Float64Type>) {
                 *v = room;
             }
         }
-        for (v, column) in [(&mut self.last, last), (&mut self.next, next)] {
-            if let Some(room) = taken_back::<TimestampMicrosecondType>(column) {
+        for (v, name) in [
+            (&mut self.last, "last_fetch_at"),
+            (&mut self.next, "next_fetch_at"),
+        ] {
+            if let Some(room) = take(name).and_then(taken_back::<TimestampMicrosecondType>) {
                 *v = room;
             }
         }
@@ -410,19 +421,28 @@ mod tests {
         let url = |i: usize| [&b"https://"[..], b"a.example", rests[i].as_bytes()];
         // the first group, then the buffers it was written from
         w.write_run(&run.rows(0..ROW_GROUP_ROWS), url).unwrap();
-        let text = w.group.url.values_ptr();
-        let rates = w.group.rate.as_ptr();
-        assert!(
-            w.group.rate.capacity() >= ROW_GROUP_ROWS,
-            "the rates' buffer came back"
-        );
+        let buffers = |g: &RatesGroup| {
+            let numbers = [
+                &g.importance,
+                &g.change_rate,
+                &g.rate,
+                &g.probability,
+                &g.interval,
+            ];
+            let times = [&g.last, &g.next];
+            let mut at: Vec<usize> = numbers.iter().map(|v| v.as_ptr() as usize).collect();
+            at.extend(times.iter().map(|v| v.as_ptr() as usize));
+            at.extend([g.url.values_ptr() as usize, g.host.values_ptr() as usize]);
+            // every one came back, with room for a whole group
+            assert!(numbers.iter().all(|v| v.capacity() >= ROW_GROUP_ROWS));
+            assert!(times.iter().all(|v| v.capacity() >= ROW_GROUP_ROWS));
+            at
+        };
+        let first = buffers(&w.group);
         w.write_run(&run.rows(ROW_GROUP_ROWS..rows), |i| url(ROW_GROUP_ROWS + i))
             .unwrap();
-        // the second group was written into the first's buffers
-        assert_eq!(
-            (w.group.url.values_ptr(), w.group.rate.as_ptr()),
-            (text, rates)
-        );
+        // the third group is being written into the first's buffers
+        assert_eq!(buffers(&w.group), first);
         w.finish().unwrap();
         // every row as pushed, whichever buffers held it
         let mut i = 0;

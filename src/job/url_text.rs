@@ -189,7 +189,7 @@ const BLOCK_MASK: u64 = (1 << (FORM_SHIFT - OFFSET_BITS)) - 1;
 
 /// Bytes of a block made afresh (a received batch's text buffer, which later blocks reuse, holds
 /// about as many).
-pub const REST_BLOCK_BYTES: usize = super::wire::BATCH_TEXT_BYTES;
+const REST_BLOCK_BYTES: usize = super::wire::BATCH_TEXT_BYTES;
 
 /// Emptied buffers smaller than this are not kept as blocks (their tails would waste more).
 const LEAST_SPARE_BYTES: usize = 64 << 10;
@@ -370,9 +370,9 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Rests across blocks: fresh ones, recycled buffers of several sizes (some too small for
-        /// the rest that comes), and a rest longer than a block; each comes back as pushed, and
-        /// the recycled buffers are the blocks used next.
+        /// Rests across blocks: fresh ones, recycled buffers of several sizes (all too small for
+        /// the long rest), and a rest longer than a block; each comes back as pushed, and no
+        /// buffer is both a block and spare.
         #[test]
         fn rests_in_blocks_give_back_what_was_pushed(
             lengths in proptest::collection::vec(0usize..40_000, 1..300),
@@ -384,7 +384,7 @@ mod tests {
             for (i, &n) in lengths.iter().enumerate() {
                 for &(at, kb) in &recycle_at {
                     if at == i {
-                        // 64 KiB (kept, yet smaller than some rests), 128, 192 KiB
+                        // 64, 128 or 192 KiB: kept, each smaller than the long rest
                         let buffers: Vec<Vec<u8>> = (0..2).map(|_| vec![7u8; kb * (64 << 10)]).collect();
                         rests.recycle(buffers);
                     }
